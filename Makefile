@@ -1,0 +1,98 @@
+# allocmark: benchmark and compare allocator strategies.
+#   make            build every strategy's executables with $(CC)
+#   make test       build and run the test suite (last line: N passed, N failed)
+#   make bench      run the benchmark matrix, write results/<run>/ (QUICK=1: small matrix)
+#   make list       strategies, workloads and sizes
+# One executable per strategy and compiler: the strategy is chosen with
+# -DAM_STRATEGY, so its fast path inlines into the containers (no vtable).
+
+CC ?= cc
+OPT ?= -O2
+PYTHON ?= python3
+# the compiler's name, for the build folder: "gcc", "clang-16", ...
+CCNAME := $(notdir $(firstword $(CC)))
+# VARIANT separates sanitizer and debug builds from measured ones
+VARIANT ?=
+BUILD := build/$(CCNAME)$(VARIANT)
+
+WARN := -Wall -Wextra -Werror
+CFLAGS_ALL := -std=c11 $(OPT) -g $(WARN) -Iplatform -Iallocators -Icontainers -Iworkloads $(EXTRA_CFLAGS)
+LDLIBS_ALL := -lm -lpthread $(EXTRA_LDFLAGS)
+
+# ---- the rows, read from allocators/strategies.txt ----
+STRATEGY_LINES := $(shell awk '!/^\#/ && NF >= 4 {print $$1 "|" $$2 "|" $$3 "|" $$4}' allocators/strategies.txt)
+row_field = $(word $(2),$(subst |, ,$(filter $(1)|%,$(STRATEGY_LINES))))
+dash_empty = $(if $(filter -,$(1)),,$(subst ~, ,$(1)))
+ALL_ROWS := $(foreach l,$(STRATEGY_LINES),$(firstword $(subst |, ,$(l))))
+# a row that needs a library is built only where the library links
+links = $(shell printf 'int main(void){return 0;}\n' | $(CC) -x c - -o /dev/null $(1) 2>/dev/null && echo yes)
+ROWS := $(foreach r,$(ALL_ROWS),$(if $(call dash_empty,$(call row_field,$(r),4)),$(if $(call links,$(call dash_empty,$(call row_field,$(r),4))),$(r)),$(r)))
+comma := ,
+ifneq ($(ALLOCATORS),)
+ROWS := $(filter $(subst $(comma), ,$(ALLOCATORS)),$(ROWS))
+endif
+
+PLATFORM_SRCS := $(if $(findstring mingw,$(CC)),platform/platform_win32.c,platform/platform_posix.c)
+ROW_SRCS := allocators/allocator.c $(wildcard containers/*.c) $(wildcard workloads/*.c) runner/cell_main.c $(PLATFORM_SRCS)
+STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))
+UNIT_TESTS := $(basename $(notdir $(wildcard tests/unit/*.c)))
+EXE :=
+
+.PHONY: all test bench list report clean help deps
+all: cells tests-build
+
+# ---- per-row build: measured objects (AM_STATS=0) and counted objects (AM_STATS=1) ----
+define ROW_RULES
+$(1)_SRC := $(call row_field,$(1),2)
+$(1)_FLAGS := -DAM_STRATEGY=$$($(1)_SRC) -DAM_STRATEGY_H='"$$($(1)_SRC).h"' -DAM_ROW_NAME='"$(1)"' $(call dash_empty,$(call row_field,$(1),3))
+$(1)_LIBS := $(call dash_empty,$(call row_field,$(1),4))
+$(1)_OBJS := $$(patsubst %.c,$(BUILD)/$(1)/%.o,$(ROW_SRCS) allocators/$$($(1)_SRC).c)
+$(1)_SOBJS := $$(patsubst %.c,$(BUILD)/$(1)-stats/%.o,$(ROW_SRCS) allocators/$$($(1)_SRC).c)
+
+$(BUILD)/$(1)/%.o: %.c
+	@mkdir -p $$(@D)
+	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=0 -MMD -MP -c $$< -o $$@
+$(BUILD)/$(1)-stats/%.o: %.c
+	@mkdir -p $$(@D)
+	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=1 -MMD -MP -c $$< -o $$@
+$(BUILD)/bin/am-cell-$(1)$(EXE): $$($(1)_OBJS)
+	@mkdir -p $$(@D)
+	$$(CC) $(CFLAGS_ALL) -o $$@ $$^ $$($(1)_LIBS) $(LDLIBS_ALL)
+$(BUILD)/bin/am-cell-$(1)-stats$(EXE): $$($(1)_SOBJS)
+	@mkdir -p $$(@D)
+	$$(CC) $(CFLAGS_ALL) -o $$@ $$^ $$($(1)_LIBS) $(LDLIBS_ALL)
+$(BUILD)/tests/$(1)/%$(EXE): tests/strategy/%.c $(BUILD)/common/tests/check.o $$(filter-out %/cell_main.o,$$($(1)_SOBJS))
+	@mkdir -p $$(@D)
+	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=1 -Itests -o $$@ $$^ $$($(1)_LIBS) $(LDLIBS_ALL)
+-include $$($(1)_OBJS:.o=.d) $$($(1)_SOBJS:.o=.d)
+endef
+$(foreach r,$(ROWS),$(eval $(call ROW_RULES,$(r))))
+
+$(BUILD)/common/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+$(BUILD)/unit/%$(EXE): tests/unit/%.c $(BUILD)/common/tests/check.o $(BUILD)/common/$(basename $(PLATFORM_SRCS)).o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Itests -o $@ $^ $(LDLIBS_ALL)
+
+CELLS := $(foreach r,$(ROWS),$(BUILD)/bin/am-cell-$(r)$(EXE) $(BUILD)/bin/am-cell-$(r)-stats$(EXE))
+TEST_BINS := $(foreach r,$(ROWS),$(foreach t,$(STRATEGY_TESTS),$(BUILD)/tests/$(r)/$(t)$(EXE))) \
+             $(foreach t,$(UNIT_TESTS),$(BUILD)/unit/$(t)$(EXE))
+
+.PHONY: cells tests-build
+cells: $(CELLS)
+tests-build: $(TEST_BINS)
+
+# ---- the two commands ----
+# make test: C tests of every strategy, unit tests, then the Python tests;
+# tests/run_all.py prints the closing "N passed, N failed".
+test:
+	@$(PYTHON) tests/run_all.py --make "$(MAKE)" --build $(BUILD)
+
+help:
+	@sed -n '2,8p' Makefile | sed 's/^# \{0,1\}//'
+
+clean:
+	rm -rf build
+
+-include $(BUILD)/common/tests/check.d

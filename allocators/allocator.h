@@ -1,0 +1,131 @@
+/* allocator.h: the contract every allocmark strategy meets, and the am_* names
+ * that containers and workloads call. It is not a vtable: one strategy is chosen
+ * at compile time (-DAM_STRATEGY=pool -DAM_STRATEGY_H='"pool.h"'), so each
+ * am_alloc / am_free call inlines that strategy's fast path, as a C++ template
+ * allocator would. One executable per strategy.
+ *
+ * A strategy S provides, in allocators/S.h (fast paths static inline) and S.c:
+ *
+ *   typedef struct S_heap S_heap;          must contain a member `am_counters counters`
+ *   S_heap *S_create(const am_options *o); NULL when the options cannot be met
+ *   void    S_destroy(S_heap *h);          returns everything it took from the system
+ *   void   *S_alloc(S_heap *h, size_t n);  n >= 1; aligned to AM_MIN_ALIGN; NULL when out of memory
+ *   void    S_free(S_heap *h, void *p, size_t n);   n is the size asked for (sized free)
+ *   void   *S_alloc_aligned(S_heap *h, size_t n, size_t align); power-of-two align; NULL if it cannot
+ *   void    S_free_aligned(S_heap *h, void *p, size_t n, size_t align);
+ *   void   *S_realloc(S_heap *h, void *p, size_t old_n, size_t new_n);
+ *           keeps min(old_n, new_n) bytes; p == NULL acts as alloc; NULL on failure leaves p intact
+ *   void    S_reset(S_heap *h);            every block released at once (see S_RESET_FREES_LIVE)
+ *   void    S_usage(const S_heap *h, size_t *reserved, size_t *reserved_peak);
+ *           bytes taken from the system now and at most (0 where the strategy cannot know)
+ *
+ * and these compile-time traits:
+ *   S_FREE_REUSES      1 if a freed block can be handed out again before reset
+ *   S_RESET_FREES_LIVE 1 if reset also releases blocks not freed (0: system malloc)
+ *   S_THREAD_SAFE      1 if one heap may be used by several threads at once
+ *
+ * The per-operation statistics (bytes requested, live, peak, allocation and
+ * free counts) are kept here, once for all strategies, and only when AM_STATS is
+ * 1: the measured builds compile them out so that they cost nothing. */
+#ifndef AM_ALLOCATOR_H
+#define AM_ALLOCATOR_H
+
+#include "types.h"
+
+#if defined(AM_STRATEGY) && defined(AM_STRATEGY_H)
+
+#define AM_CAT_(a, b) a##b
+#define AM_CAT(a, b) AM_CAT_(a, b)
+#define AM_S(f) AM_CAT(AM_STRATEGY, f)
+#define AM_STR_(x) #x
+#define AM_STR(x) AM_STR_(x)
+
+#include AM_STRATEGY_H
+
+typedef AM_S(_heap) am_heap;
+#define AM_FREE_REUSES AM_S(_FREE_REUSES)
+#define AM_RESET_FREES_LIVE AM_S(_RESET_FREES_LIVE)
+#define AM_THREAD_SAFE AM_S(_THREAD_SAFE)
+
+#ifndef AM_ROW_NAME
+#define AM_ROW_NAME AM_STR(AM_STRATEGY)
+#endif
+
+AM_INLINE void am_count_alloc(am_heap *h, size_t n) {
+#if AM_STATS
+    am_counters *c = &h->counters;
+    c->requested += n;
+    c->live += n;
+    c->allocs++;
+    if (c->live > c->peak) c->peak = c->live;
+#else
+    (void)h; (void)n;
+#endif
+}
+
+AM_INLINE void am_count_free(am_heap *h, size_t n) {
+#if AM_STATS
+    h->counters.live -= n;
+    h->counters.frees++;
+#else
+    (void)h; (void)n;
+#endif
+}
+
+AM_INLINE am_heap *am_create(const am_options *o) { return AM_S(_create)(o); }
+AM_INLINE void am_destroy(am_heap *h) { AM_S(_destroy)(h); }
+
+AM_INLINE void *am_alloc(am_heap *h, size_t n) {
+    void *p = AM_S(_alloc)(h, n);
+    if (AM_LIKELY(p != NULL)) am_count_alloc(h, n);
+    return p;
+}
+
+AM_INLINE void am_free(am_heap *h, void *p, size_t n) {
+    AM_S(_free)(h, p, n);
+    am_count_free(h, n);
+}
+
+AM_INLINE void *am_alloc_aligned(am_heap *h, size_t n, size_t align) {
+    void *p = align <= AM_MIN_ALIGN ? AM_S(_alloc)(h, n) : AM_S(_alloc_aligned)(h, n, align);
+    if (p) am_count_alloc(h, n);
+    return p;
+}
+
+AM_INLINE void am_free_aligned(am_heap *h, void *p, size_t n, size_t align) {
+    if (align <= AM_MIN_ALIGN) AM_S(_free)(h, p, n);
+    else AM_S(_free_aligned)(h, p, n, align);
+    am_count_free(h, n);
+}
+
+/* A resize counts as one free of the old block and one allocation of the new,
+ * as the allocate-copy-deallocate it replaces would. */
+AM_INLINE void *am_realloc(am_heap *h, void *p, size_t old_n, size_t new_n) {
+    void *q = AM_S(_realloc)(h, p, old_n, new_n);
+    if (q) {
+        if (p) am_count_free(h, old_n);
+        am_count_alloc(h, new_n);
+    }
+    return q;
+}
+
+AM_INLINE void am_reset(am_heap *h) {
+    AM_S(_reset)(h);
+#if AM_STATS
+    if (AM_RESET_FREES_LIVE) h->counters.live = 0;
+#endif
+}
+
+/* Statistics of one heap: the counters above (zero unless AM_STATS) and what
+ * the strategy reserved from the system. */
+AM_INLINE void am_get_stats(const am_heap *h, am_stats *s) {
+    s->bytes_requested = h->counters.requested;
+    s->bytes_live = h->counters.live;
+    s->bytes_peak = h->counters.peak;
+    s->allocs = h->counters.allocs;
+    s->frees = h->counters.frees;
+    AM_S(_usage)(h, &s->bytes_reserved, &s->reserved_peak);
+}
+
+#endif /* AM_STRATEGY */
+#endif

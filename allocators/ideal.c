@@ -1,0 +1,64 @@
+/* ideal.c: creating and touching the one buffer; the rest is in ideal.h. */
+#include "ideal.h"
+#include <stdlib.h>
+#include <string.h>
+
+ideal_heap *ideal_create(const am_options *o) {
+    size_t size = o && o->initial_bytes ? o->initial_bytes : AM_IDEAL_DEFAULT_BYTES;
+    if (o && o->limit && size > o->limit) size = o->limit;
+    ideal_heap *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
+    size = AM_ALIGN_UP(size, am_page_size());
+    h->base = am_vm_reserve(size);
+    if (!h->base) { free(h); return NULL; }
+    /* Not touched here: reset rewinds to the same pages, so the warm-up
+     * repetition touches exactly the pages a workload uses, before any sample. */
+    h->size = size;
+    h->cur = h->base;
+    h->end = h->base + size;
+    return h;
+}
+
+void ideal_destroy(ideal_heap *h) {
+    if (!h) return;
+    am_vm_release(h->base, h->size);
+    free(h);
+}
+
+void *ideal_alloc_aligned(ideal_heap *h, size_t n, size_t align) {
+    char *p = (char *)AM_ALIGN_UP((uintptr_t)h->cur, align);
+    if (p > h->end || n > (size_t)(h->end - p)) return NULL;
+    h->cur = p + AM_ALIGN_UP(n, AM_MIN_ALIGN);
+    return p;
+}
+
+void ideal_free_aligned(ideal_heap *h, void *p, size_t n, size_t align) {
+    (void)h; (void)p; (void)n; (void)align;
+}
+
+void *ideal_realloc(ideal_heap *h, void *p, size_t old_n, size_t new_n) {
+    if (p && (char *)p + AM_ALIGN_UP(old_n, AM_MIN_ALIGN) == h->cur) {
+        /* the last block grows or shrinks where it is */
+        size_t need = AM_ALIGN_UP(new_n, AM_MIN_ALIGN);
+        if (need > (size_t)(h->end - (char *)p)) return NULL;
+        h->cur = (char *)p + need;
+        return p;
+    }
+    void *q = ideal_alloc(h, new_n);
+    if (q && p) memcpy(q, p, old_n < new_n ? old_n : new_n);
+    return q;
+}
+
+void ideal_reset(ideal_heap *h) {
+    size_t used = (size_t)(h->cur - h->base);
+    if (used > h->high) h->high = used;
+    h->cur = h->base;
+}
+
+/* The buffer is address space; what counts is the part ever handed out. */
+void ideal_usage(const ideal_heap *h, size_t *reserved, size_t *reserved_peak) {
+    size_t used = (size_t)(h->cur - h->base);
+    size_t high = used > h->high ? used : h->high;
+    *reserved = AM_ALIGN_UP(high, am_page_size());
+    *reserved_peak = *reserved;
+}

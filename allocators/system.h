@@ -1,0 +1,41 @@
+/* system.h: the C library's malloc, free and realloc as a strategy. Linked
+ * against jemalloc, tcmalloc or mimalloc instead of glibc, the same code gives
+ * the system-jemalloc, system-tcmalloc and system-mimalloc rows. */
+#ifndef AM_SYSTEM_H
+#define AM_SYSTEM_H
+
+#include <stdlib.h>
+#include "types.h"
+
+#define system_FREE_REUSES 1
+#define system_RESET_FREES_LIVE 0 /* malloc cannot free what it was not handed back */
+#define system_THREAD_SAFE 1
+
+typedef struct system_heap {
+    am_counters counters;
+    size_t limit; /* 0: no byte limit, and the fast path never looks further */
+    size_t live;  /* bytes live, kept only when limit is set */
+    size_t live_peak;
+} system_heap;
+
+system_heap *system_create(const am_options *o);
+void system_destroy(system_heap *h);
+void *system_alloc_limited(system_heap *h, size_t n);
+void system_free_limited(system_heap *h, void *p, size_t n);
+void *system_alloc_aligned(system_heap *h, size_t n, size_t align);
+void system_free_aligned(system_heap *h, void *p, size_t n, size_t align);
+void *system_realloc(system_heap *h, void *p, size_t old_n, size_t new_n);
+void system_reset(system_heap *h);
+void system_usage(const system_heap *h, size_t *reserved, size_t *reserved_peak);
+
+AM_INLINE void *system_alloc(system_heap *h, size_t n) {
+    if (AM_UNLIKELY(h->limit != 0)) return system_alloc_limited(h, n);
+    return malloc(n);
+}
+
+AM_INLINE void system_free(system_heap *h, void *p, size_t n) {
+    if (AM_UNLIKELY(h->limit != 0)) { system_free_limited(h, p, n); return; }
+    free(p);
+}
+
+#endif

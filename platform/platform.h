@@ -1,0 +1,85 @@
+/* platform.h: the one place where allocmark touches the operating system and
+ * the compiler: attributes, a monotonic clock, threads, mutexes, atomics,
+ * virtual memory and process statistics. POSIX and Win32 implementations live
+ * in platform_posix.c and platform_win32.c; everything else is portable C11. */
+#ifndef AM_PLATFORM_H
+#define AM_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- compiler attributes, behind macros so MSVC can build the same code ---- */
+#if defined(_MSC_VER) && !defined(__clang__)
+#define AM_INLINE static __inline
+#define AM_FORCE_INLINE static __forceinline
+#define AM_NOINLINE __declspec(noinline)
+#define AM_SLOW_PATH static __declspec(noinline)
+#define AM_LIKELY(x) (x)
+#define AM_UNLIKELY(x) (x)
+#define AM_THREAD_LOCAL __declspec(thread)
+#else
+#define AM_INLINE static inline
+#define AM_FORCE_INLINE static inline __attribute__((always_inline))
+#define AM_NOINLINE __attribute__((noinline))
+/* a header-defined slow path: kept out of line, no warning where unused */
+#define AM_SLOW_PATH static __attribute__((noinline, unused))
+#define AM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define AM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define AM_THREAD_LOCAL _Thread_local
+#endif
+
+/* The alignment every allocation gets at least: alignof(max_align_t). Written
+ * out because MSVC's C mode lacks max_align_t in older versions. */
+#if defined(_WIN32) && !defined(__MINGW32__)
+#define AM_MIN_ALIGN 16u
+#else
+#include <stdalign.h>
+#define AM_MIN_ALIGN ((size_t)alignof(max_align_t))
+#endif
+
+#define AM_ALIGN_UP(n, a) (((n) + ((a) - 1)) & ~((size_t)(a) - 1))
+
+/* Keep the compiler from deleting work whose result is otherwise unused
+ * (Google Benchmark's DoNotOptimize; jemalloc's microbench warns of the same). */
+void am_escape(const void *p);
+#if defined(_MSC_VER) && !defined(__clang__)
+#define AM_CLOBBER() _ReadWriteBarrier()
+#else
+#define AM_CLOBBER() __asm__ __volatile__("" ::: "memory")
+#endif
+
+/* ---- time ---- */
+uint64_t am_now_ns(void);            /* monotonic, nanosecond resolution */
+double am_timer_resolution_ns(void); /* the smallest step seen, measured */
+
+/* ---- threads and locks ---- */
+typedef struct am_thread am_thread;
+typedef void (*am_thread_fn)(void *arg);
+am_thread *am_thread_start(am_thread_fn fn, void *arg); /* NULL on failure */
+void am_thread_join(am_thread *t);
+unsigned am_cpu_count(void);
+
+typedef struct am_mutex am_mutex;
+am_mutex *am_mutex_create(void);
+void am_mutex_destroy(am_mutex *m);
+void am_mutex_lock(am_mutex *m);
+void am_mutex_unlock(am_mutex *m);
+
+/* ---- virtual memory ---- */
+size_t am_page_size(void);
+void *am_vm_reserve(size_t bytes);            /* reserved and committed, zeroed; NULL on failure */
+void am_vm_release(void *p, size_t bytes);
+int am_vm_evict(void *p, size_t bytes);       /* drop pages from memory (0 on success) */
+size_t am_vm_resident(const void *p, size_t bytes); /* bytes resident now (mincore) */
+
+/* A file-backed mapping: the file is created at path with the given size and
+ * mapped shared, read-write. */
+typedef struct am_file_map { void *base; size_t size; intptr_t handle; intptr_t mapping; } am_file_map;
+int am_file_map_create(am_file_map *m, const char *path, size_t bytes);
+void am_file_map_close(am_file_map *m);
+int am_file_evict(am_file_map *m, size_t offset, size_t bytes);
+
+/* ---- process ---- */
+size_t am_peak_rss_bytes(void); /* peak resident set of this process */
+
+#endif

@@ -1,0 +1,235 @@
+/* cell_main.c: the measured process. One run of am-cell-<strategy> measures one
+ * cell (strategy, workload, size): calibrate the repetitions so a sample lasts
+ * at least --min-ms, warm up, take --samples samples, verify every sample's
+ * checksum against the workload's reference, and print one JSON object.
+ * The runner (runner/allocmark.py) starts one such process per cell. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload.h"
+
+typedef struct cell_args {
+    const char *workload;
+    size_t size;
+    unsigned samples;
+    double min_ms;
+    uint64_t seed;
+    unsigned threads;
+    double param;
+    size_t limit;
+    unsigned reps; /* 0: calibrate */
+    int stats_only;
+} cell_args;
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: am-cell-%s --workload NAME --size N [options]\n"
+            "Measures one cell in this process and prints it as JSON.\n"
+            "  --samples N    samples to take (default 9)\n"
+            "  --min-ms X     shortest sample in milliseconds (default 10)\n"
+            "  --seed N       seed of the workload's random choices (default 1)\n"
+            "  --threads N    threads, for threaded workloads (default 1)\n"
+            "  --param X      the workload's knob (see --list)\n"
+            "  --limit BYTES  heap byte limit (default none)\n"
+            "  --reps N       repetitions per sample instead of calibrating\n"
+            "  --stats-only   one repetition, print the allocator statistics\n"
+            "  --list         workloads and their sizes\n",
+            AM_ROW_NAME);
+}
+
+static int parse_u64(const char *flag, const char *s, uint64_t *out) {
+    char *end;
+    errno = 0;
+    if (!s || !*s || *s == '-') goto bad;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end) goto bad;
+    *out = v;
+    return 1;
+bad:
+    fprintf(stderr, "am-cell: %s needs a whole number, got '%s'\n", flag, s ? s : "");
+    return 0;
+}
+
+static int parse_double(const char *flag, const char *s, double *out) {
+    char *end;
+    if (!s || !*s) goto bad;
+    *out = strtod(s, &end);
+    if (*end || *out < 0) goto bad;
+    return 1;
+bad:
+    fprintf(stderr, "am-cell: %s needs a non-negative number, got '%s'\n", flag, s ? s : "");
+    return 0;
+}
+
+static void print_sizes(const char *key, const size_t *s) {
+    printf("\"%s\":[", key);
+    for (int i = 0; s && s[i]; i++) printf("%s%zu", i ? "," : "", s[i]);
+    printf("]");
+}
+
+static void list_workloads(void) {
+    printf("{\"strategy\":\"%s\",\"workloads\":[", AM_ROW_NAME);
+    for (int i = 0; am_workloads[i]; i++) {
+        const am_workload *w = am_workloads[i];
+        printf("%s{\"name\":\"%s\",\"summary\":\"%s\",\"threaded\":%d,", i ? "," : "", w->name,
+               w->summary, w->threaded);
+        print_sizes("sizes", w->sizes);
+        printf(",");
+        print_sizes("log_sizes", w->log_sizes);
+        printf("}");
+    }
+    printf("]}\n");
+}
+
+static int parse_args(int argc, char **argv, cell_args *a) {
+    memset(a, 0, sizeof *a);
+    a->samples = 9;
+    a->min_ms = 10;
+    a->seed = 1;
+    a->threads = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t u;
+        if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(stdout); exit(0); }
+        if (!strcmp(f, "--list")) { list_workloads(); exit(0); }
+        if (!strcmp(f, "--stats-only")) { a->stats_only = 1; continue; }
+        if (!v) { fprintf(stderr, "am-cell: %s needs a value\n", f); return 0; }
+        i++;
+        if (!strcmp(f, "--workload")) a->workload = v;
+        else if (!strcmp(f, "--size")) { if (!parse_u64(f, v, &u) || !u) return 0; a->size = (size_t)u; }
+        else if (!strcmp(f, "--samples")) { if (!parse_u64(f, v, &u) || !u) return 0; a->samples = (unsigned)u; }
+        else if (!strcmp(f, "--seed")) { if (!parse_u64(f, v, &u)) return 0; a->seed = u; }
+        else if (!strcmp(f, "--threads")) { if (!parse_u64(f, v, &u) || !u) return 0; a->threads = (unsigned)u; }
+        else if (!strcmp(f, "--limit")) { if (!parse_u64(f, v, &u)) return 0; a->limit = (size_t)u; }
+        else if (!strcmp(f, "--reps")) { if (!parse_u64(f, v, &u) || !u) return 0; a->reps = (unsigned)u; }
+        else if (!strcmp(f, "--min-ms")) { if (!parse_double(f, v, &a->min_ms)) return 0; }
+        else if (!strcmp(f, "--param")) { if (!parse_double(f, v, &a->param)) return 0; }
+        else { fprintf(stderr, "am-cell: unknown option %s (try --help)\n", f); return 0; }
+    }
+    if (!a->workload || !a->size) {
+        fprintf(stderr, "am-cell: --workload and --size are required (try --help)\n");
+        return 0;
+    }
+    return 1;
+}
+
+/* One sample: reps repetitions with seeds seed, seed+1, ...; every sample does
+ * the same work. A strategy whose free does not reuse memory is reset after each
+ * repetition, inside the timed region, as a program using it would. */
+static int run_sample(const am_workload *w, am_heap *h, am_cell *c, uint64_t seed, unsigned reps,
+                      uint64_t *checksum, uint64_t *ns) {
+    uint64_t sum = 0;
+    int status = AM_OK;
+    uint64_t t0 = am_now_ns();
+    for (unsigned r = 0; r < reps && status == AM_OK; r++) {
+        c->seed = seed + r;
+        sum += w->run(h, c, &status);
+        if (!AM_FREE_REUSES) am_reset(h);
+    }
+    *ns = am_now_ns() - t0;
+    *checksum = sum;
+    return status;
+}
+
+static const char *status_text(int status) {
+    return status == AM_ERR_OOM ? "out of memory" : "workload reported failure";
+}
+
+static void print_failure(const cell_args *a, const char *reason) {
+    printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"failed\",\"reason\":\"%s\"}\n",
+           AM_ROW_NAME, a->workload, a->size, reason);
+}
+
+static void print_metrics(const am_cell *c) {
+    printf(",\"metrics\":{");
+    for (int i = 0; i < c->metric_count; i++)
+        printf("%s\"%s\":%.6g", i ? "," : "", c->metric_names[i], c->metric_values[i]);
+    printf("}");
+}
+
+int main(int argc, char **argv) {
+    cell_args a;
+    if (!parse_args(argc, argv, &a)) return 2;
+    const am_workload *w = am_workload_find(a.workload);
+    if (!w) {
+        fprintf(stderr, "am-cell: unknown workload '%s'; valid:", a.workload);
+        for (int i = 0; am_workloads[i]; i++) fprintf(stderr, " %s", am_workloads[i]->name);
+        fprintf(stderr, "\n");
+        return 2;
+    }
+    am_cell c;
+    memset(&c, 0, sizeof c);
+    c.size = a.size;
+    c.threads = a.threads;
+    c.param = a.param;
+    am_options_default(&c.options);
+    c.options.limit = a.limit;
+    am_heap *h = am_create(&c.options);
+    if (!h) { print_failure(&a, "heap could not be created"); return 3; }
+
+    uint64_t sum, ns;
+    int status;
+    if (a.stats_only) {
+        status = run_sample(w, h, &c, a.seed, 1, &sum, &ns);
+        am_stats s;
+        am_get_stats(h, &s);
+        if (status != AM_OK) { print_failure(&a, status_text(status)); return 3; }
+        printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\",\"stats\":{"
+               "\"bytes_requested\":%" PRIu64 ",\"bytes_live\":%zu,\"bytes_peak\":%zu,"
+               "\"bytes_reserved\":%zu,\"reserved_peak\":%zu,\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 "}}\n",
+               AM_ROW_NAME, a.workload, a.size, s.bytes_requested, s.bytes_live, s.bytes_peak,
+               s.bytes_reserved, s.reserved_peak, s.allocs, s.frees);
+        am_destroy(h);
+        return 0;
+    }
+
+    /* calibrate: double the repetitions until one sample lasts min_ms; these
+     * runs are also the warm-up (pages touched, caches and predictors trained) */
+    unsigned reps = a.reps ? a.reps : (w->reps ? w->reps(a.size) : 1);
+    if (!reps) reps = 1;
+    uint64_t min_ns = (uint64_t)(a.min_ms * 1e6);
+    for (;;) {
+        status = run_sample(w, h, &c, a.seed, reps, &sum, &ns);
+        if (status != AM_OK) { print_failure(&a, status_text(status)); return 3; }
+        if (a.reps || ns >= min_ns || reps >= (1u << 30)) break;
+        double grow = ns ? (double)min_ns / (double)ns * 1.2 : 16.0;
+        if (grow > 16) grow = 16;
+        if (grow < 2) grow = 2;
+        reps = (unsigned)(reps * grow);
+    }
+    /* one more warm-up at the final count, whose checksum is the reference check */
+    status = run_sample(w, h, &c, a.seed, reps, &sum, &ns);
+    uint64_t expect = 0;
+    for (unsigned r = 0; r < reps; r++) {
+        c.seed = a.seed + r;
+        expect += w->reference(&c);
+    }
+    if (status != AM_OK) { print_failure(&a, status_text(status)); return 3; }
+    if (sum != expect) { print_failure(&a, "checksum mismatch"); return 4; }
+
+    uint64_t *samples = calloc(a.samples, sizeof *samples);
+    if (!samples) return 3;
+    for (unsigned s = 0; s < a.samples; s++) {
+        status = run_sample(w, h, &c, a.seed, reps, &sum, &samples[s]);
+        if (status != AM_OK) { print_failure(&a, status_text(status)); return 3; }
+        if (sum != expect) { print_failure(&a, "checksum mismatch"); return 4; }
+    }
+    am_stats st;
+    am_get_stats(h, &st);
+    printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\","
+           "\"reps\":%u,\"ops_per_rep\":%.6g,\"threads\":%u,\"param\":%g,\"timer_resolution_ns\":%g,"
+           "\"peak_rss\":%zu,\"reserved_peak\":%zu,\"samples_ns\":[",
+           AM_ROW_NAME, a.workload, a.size, reps, w->ops ? w->ops(a.size) : 1.0, a.threads, a.param,
+           am_timer_resolution_ns(), am_peak_rss_bytes(), st.reserved_peak);
+    for (unsigned s = 0; s < a.samples; s++) printf("%s%" PRIu64, s ? "," : "", samples[s]);
+    printf("]");
+    print_metrics(&c);
+    printf("}\n");
+    free(samples);
+    am_destroy(h);
+    return 0;
+}

@@ -1,0 +1,32 @@
+/* check.c: runs the tests of one binary and prints their results. */
+#include "check.h"
+#include <string.h>
+
+int am_check_failed;
+static char failure[512];
+
+void am_check_fail(const char *file, int line, const char *what) {
+    am_check_failed = 1;
+    snprintf(failure, sizeof failure, "%s:%d: %s", file, line, what);
+}
+
+int am_run_tests(const char *suite, const am_test *tests, int argc, char **argv) {
+    const char *filter = argc > 1 ? argv[1] : "";
+    int passed = 0, failed = 0;
+    for (const am_test *t = tests; t->name; t++) {
+        if (!strstr(t->name, filter)) continue;
+        am_check_failed = 0;
+        failure[0] = 0;
+        t->fn();
+        if (am_check_failed) {
+            printf("FAIL %s/%s: %s\n", suite, t->name, failure);
+            failed++;
+        } else {
+            printf("PASS %s/%s\n", suite, t->name);
+            passed++;
+        }
+        fflush(stdout);
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,31 @@
+/* registry.c: the table of workloads built from list.h, and the shared sweeps. */
+#include "workload.h"
+#include <string.h>
+
+#define AM_WORKLOAD(name) extern const am_workload am_workload_##name;
+#include "list.h"
+#undef AM_WORKLOAD
+
+#define AM_WORKLOAD(name) &am_workload_##name,
+const am_workload *const am_workloads[] = {
+#include "list.h"
+    NULL};
+#undef AM_WORKLOAD
+
+const am_workload *am_workload_find(const char *name) {
+    for (const am_workload *const *w = am_workloads; *w; w++)
+        if (strcmp((*w)->name, name) == 0) return *w;
+    return NULL;
+}
+
+void am_cell_metric(am_cell *c, const char *name, double value) {
+    for (int i = 0; i < c->metric_count; i++)
+        if (strcmp(c->metric_names[i], name) == 0) { c->metric_values[i] = value; return; }
+    if (c->metric_count == AM_MAX_METRICS) return;
+    c->metric_names[c->metric_count] = name;
+    c->metric_values[c->metric_count++] = value;
+}
+
+const size_t am_sizes_linear[] = {10, 210, 410, 610, 810, 1010, 1210, 1410, 1610, 1810, 0};
+const size_t am_sizes_linear_sort[] = {10, 110, 210, 310, 410, 510, 610, 710, 810, 910, 0};
+const size_t am_sizes_log[] = {10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000, 300000, 1000000, 0};

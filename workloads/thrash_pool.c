@@ -1,0 +1,38 @@
+/* thrash_pool.c: seed 004's first test. A vector<int> resized to a random
+ * length in [0, len] and summed; the allocation is one block per repetition,
+ * so this is the cost of a cold allocate, a zero-fill and a free. */
+#include "workload.h"
+
+#define AM_VEC_NAME tp_vec
+#define AM_VEC_T int
+#include "vector.h"
+
+static uint64_t run(am_heap *h, am_cell *c, int *status) {
+    uint64_t rng = c->seed;
+    size_t n = (size_t)am_rand_below(&rng, c->size + 1);
+    tp_vec v;
+    tp_vec_init(&v, h);
+    if (tp_vec_resize(&v, n)) { *status = AM_ERR_OOM; return 0; }
+    uint64_t sum = 0;
+    for (size_t i = 0; i < v.size; i++) {
+        v.data[i] = (int)i; /* resize zero-fills; give the sum something to add */
+        sum += (uint64_t)v.data[i];
+    }
+    am_escape(v.data);
+    tp_vec_destroy(&v);
+    *status = AM_OK;
+    return sum + n;
+}
+
+static uint64_t reference(am_cell *c) {
+    uint64_t rng = c->seed;
+    uint64_t n = am_rand_below(&rng, c->size + 1);
+    return n * (n - (n ? 1 : 0)) / 2 + n;
+}
+
+static unsigned reps(size_t size) { (void)size; return 64; }
+static double ops(size_t size) { (void)size; return 1; }
+
+const am_workload am_workload_thrash_pool = {
+    "thrash_pool", "vector<int> resized to a random length in [0, len], then summed (seed 004)",
+    am_sizes_linear, am_sizes_log, reps, ops, run, reference, 0};

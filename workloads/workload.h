@@ -1,0 +1,74 @@
+/* workload.h: what a workload is. A workload is one repetition of some
+ * container work (build, work, destroy) that returns a checksum; the cell
+ * (runner/cell_main.c) repeats, times and verifies it. Each workload also has
+ * a reference: the same computation done without the allocator under test, so a
+ * broken strategy fails loudly instead of running fast.
+ *
+ * Adding a workload: one file in this folder defining `am_workload_<name>`, and
+ * one line in workloads/list.h. */
+#ifndef AM_WORKLOAD_H
+#define AM_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "allocator.h"
+
+enum { AM_OK = 0, AM_ERR_OOM = 1, AM_ERR_FAILED = 2 };
+
+#define AM_MAX_METRICS 16
+
+/* What one cell asks of a workload, and where it may leave extra figures. */
+typedef struct am_cell {
+    size_t size;       /* the workload's size parameter (elements, nodes, ...) */
+    uint64_t seed;     /* the repetition's seed: runs with equal seeds do equal work */
+    unsigned threads;  /* for threaded workloads; 1 otherwise */
+    double param;      /* a workload-specific knob (work per call in ns, evicted fraction ...) */
+    am_options options;/* how heaps are created, for workloads that create their own */
+    /* extra figures the workload reports (latency percentiles ...), printed by the cell */
+    int metric_count;
+    const char *metric_names[AM_MAX_METRICS];
+    double metric_values[AM_MAX_METRICS];
+} am_cell;
+
+typedef struct am_workload {
+    const char *name;
+    const char *summary;        /* one line, for --list */
+    const size_t *sizes;        /* default (linear) sweep, 0-terminated */
+    const size_t *log_sizes;    /* SIZES=log sweep, 0-terminated */
+    unsigned (*reps)(size_t size);  /* repetitions per sample to start calibration from */
+    double (*ops)(size_t size);     /* operations in one repetition: time is reported per op */
+    /* One repetition on heap h; sets *status to AM_OK or an AM_ERR_* and returns
+     * the checksum. Every block it takes it returns (or the heap is reset after). */
+    uint64_t (*run)(am_heap *h, am_cell *c, int *status);
+    /* The same checksum computed without the allocator under test. */
+    uint64_t (*reference)(am_cell *c);
+    int threaded;               /* creates its own threads and heaps */
+} am_workload;
+
+/* the registry, from workloads/list.h */
+extern const am_workload *const am_workloads[];
+const am_workload *am_workload_find(const char *name);
+
+/* Record an extra figure for the cell's output (latency, calibration ...). */
+void am_cell_metric(am_cell *c, const char *name, double value);
+
+/* A small, fast, seeded generator shared by workloads and references, so both
+ * draw the same numbers. (splitmix64: no state beyond one word.) */
+AM_INLINE uint64_t am_rand(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* uniform in [0, n) for n > 0 */
+AM_INLINE uint64_t am_rand_below(uint64_t *state, uint64_t n) {
+    return am_rand(state) % n;
+}
+
+/* Seed 004's sweeps: 10, 210, ..., 1810 and 10, 110, ..., 910 (its sort test). */
+extern const size_t am_sizes_linear[];
+extern const size_t am_sizes_linear_sort[];
+extern const size_t am_sizes_log[]; /* 10, 100, ..., 10^6 with half-decades */
+
+#endif
