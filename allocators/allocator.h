@@ -19,6 +19,14 @@
  *   void    S_usage(const S_heap *h, size_t *reserved, size_t *reserved_peak);
  *           bytes taken from the system now and at most (0 where the strategy cannot know)
  *
+ * Optionally, for strategies that care about the element type of an array (a
+ * Boost pool_allocator<T> serves vector<T> with ordered_malloc(count) from the
+ * pool of sizeof(T) chunks), S_HAS_ARRAY 1 and:
+ *   void *S_alloc_array(S_heap *h, size_t count, size_t elem);
+ *   void  S_free_array(S_heap *h, void *p, size_t count, size_t elem);
+ *   void *S_realloc_array(S_heap *h, void *p, size_t old_count, size_t new_count, size_t elem);
+ * Elsewhere am_*_array fall back to the byte-sized calls.
+ *
  * and these compile-time traits:
  *   S_FREE_REUSES      1 if a freed block can be handed out again before reset
  *   S_RESET_FREES_LIVE 1 if reset also releases blocks not freed (0: system malloc)
@@ -108,6 +116,33 @@ AM_INLINE void *am_realloc(am_heap *h, void *p, size_t old_n, size_t new_n) {
     }
     return q;
 }
+
+/* Arrays (vector storage, heap arrays): count elements of elem bytes each. */
+#if AM_S(_HAS_ARRAY)
+AM_INLINE void *am_alloc_array(am_heap *h, size_t count, size_t elem) {
+    void *p = AM_S(_alloc_array)(h, count, elem);
+    if (p) am_count_alloc(h, count * elem);
+    return p;
+}
+AM_INLINE void am_free_array(am_heap *h, void *p, size_t count, size_t elem) {
+    AM_S(_free_array)(h, p, count, elem);
+    am_count_free(h, count * elem);
+}
+AM_INLINE void *am_realloc_array(am_heap *h, void *p, size_t old_count, size_t new_count, size_t elem) {
+    void *q = AM_S(_realloc_array)(h, p, old_count, new_count, elem);
+    if (q) {
+        if (p) am_count_free(h, old_count * elem);
+        am_count_alloc(h, new_count * elem);
+    }
+    return q;
+}
+#else
+AM_INLINE void *am_alloc_array(am_heap *h, size_t count, size_t elem) { return am_alloc(h, count * elem); }
+AM_INLINE void am_free_array(am_heap *h, void *p, size_t count, size_t elem) { am_free(h, p, count * elem); }
+AM_INLINE void *am_realloc_array(am_heap *h, void *p, size_t old_count, size_t new_count, size_t elem) {
+    return am_realloc(h, p, old_count * elem, new_count * elem);
+}
+#endif
 
 AM_INLINE void am_reset(am_heap *h) {
     AM_S(_reset)(h);

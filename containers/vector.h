@@ -41,17 +41,17 @@ AM_INLINE void VF(init)(V *v, am_heap *h) {
 }
 
 AM_INLINE void VF(destroy)(V *v) {
-    if (v->data) am_free(v->heap, v->data, v->cap * sizeof(T));
+    if (v->data) am_free_array(v->heap, v->data, v->cap, sizeof(T));
     v->data = NULL;
     v->size = v->cap = 0;
 }
 
-/* Growth goes through the strategy's realloc, which grows in place where it
- * can and allocates, copies and frees where it cannot. */
+/* Growth goes through the strategy's array realloc, which grows in place where
+ * it can and allocates, copies and frees where it cannot. */
 AM_INLINE int VF(reserve)(V *v, size_t n) {
     if (n <= v->cap) return 0;
     if (n > SIZE_MAX / sizeof(T)) return AM_VEC_OOM;
-    T *p = (T *)am_realloc(v->heap, v->data, v->cap * sizeof(T), n * sizeof(T));
+    T *p = (T *)am_realloc_array(v->heap, v->data, v->cap, n, sizeof(T));
     if (!p) return AM_VEC_OOM;
     v->data = p;
     v->cap = n;
