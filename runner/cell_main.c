@@ -5,6 +5,7 @@
  * The runner (runner/allocmark.py) starts one such process per cell. */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,8 +71,31 @@ static void print_sizes(const char *key, const size_t *s) {
     printf("]");
 }
 
+/* what built this binary, for the run's record */
+#if defined(__clang__) || defined(__INTEL_COMPILER)
+#define AM_COMPILER_VERSION __VERSION__
+#elif defined(__GNUC__)
+#define AM_COMPILER_VERSION "gcc " __VERSION__
+#elif defined(_MSC_FULL_VER)
+#define AM_COMPILER_VERSION "MSVC " AM_STR(_MSC_FULL_VER)
+#else
+#define AM_COMPILER_VERSION "unknown"
+#endif
+
+/* a JSON string: quotes and backslashes escaped, control characters dropped */
+static void print_json_string(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') putchar('\\');
+        if ((unsigned char)*s >= 0x20) putchar(*s);
+    }
+    putchar('"');
+}
+
 static void list_workloads(void) {
-    printf("{\"strategy\":\"%s\",\"workloads\":[", AM_ROW_NAME);
+    printf("{\"strategy\":\"%s\",\"compiler\":", AM_ROW_NAME);
+    print_json_string(AM_COMPILER_VERSION);
+    printf(",\"workloads\":[");
     for (int i = 0; am_workloads[i]; i++) {
         const am_workload *w = am_workloads[i];
         printf("%s{\"name\":\"%s\",\"summary\":\"%s\",\"threaded\":%d,", i ? "," : "", w->name,
@@ -144,6 +168,23 @@ static void print_failure(const cell_args *a, const char *reason) {
            AM_ROW_NAME, a->workload, a->size, reason);
 }
 
+/* Test hooks, so the runner's tests can see a cell crash, hang or compute a
+ * wrong checksum. AM_TEST_CRASH / AM_TEST_HANG / AM_TEST_BADSUM name the cells:
+ * "[strategy/]workload[:size]". Read once, before anything is measured. */
+static int test_hook(const char *var, const cell_args *a) {
+    const char *v = getenv(var);
+    if (!v || !*v) return 0;
+    const char *slash = strchr(v, '/');
+    if (slash) {
+        if (strncmp(v, AM_ROW_NAME, (size_t)(slash - v)) || AM_ROW_NAME[slash - v]) return 0;
+        v = slash + 1;
+    }
+    const char *colon = strchr(v, ':');
+    size_t len = colon ? (size_t)(colon - v) : strlen(v);
+    if (strncmp(v, a->workload, len) || a->workload[len]) return 0;
+    return !colon || strtoull(colon + 1, NULL, 10) == a->size;
+}
+
 static void print_metrics(const am_cell *c) {
     printf(",\"metrics\":{");
     for (int i = 0; i < c->metric_count; i++)
@@ -161,6 +202,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "\n");
         return 2;
     }
+    if (test_hook("AM_TEST_CRASH", &a)) raise(SIGSEGV);
+    if (test_hook("AM_TEST_HANG", &a))
+        for (;;) AM_CLOBBER();
+    int bad_sum = test_hook("AM_TEST_BADSUM", &a);
     am_cell c;
     memset(&c, 0, sizeof c);
     c.size = a.size;
@@ -208,15 +253,27 @@ int main(int argc, char **argv) {
         c.seed = a.seed + r;
         expect += w->reference(&c);
     }
+    expect += (uint64_t)bad_sum;
     if (status != AM_OK) { print_failure(&a, status_text(status)); return 3; }
     if (sum != expect) { print_failure(&a, "checksum mismatch"); return 4; }
 
     uint64_t *samples = calloc(a.samples, sizeof *samples);
     if (!samples) return 3;
+    /* the counters span every sample, checksum comparisons included: a few
+     * instructions per repetition, next to the workload's own */
+    const char *hw_why = NULL;
+    am_hw_counters *hw = am_hw_counters_open(&hw_why);
+    uint64_t instructions = 0, cycles = 0;
+    if (hw) am_hw_counters_start(hw);
     for (unsigned s = 0; s < a.samples; s++) {
         status = run_sample(w, h, &c, a.seed, reps, &sum, &samples[s]);
         if (status != AM_OK) { print_failure(&a, status_text(status)); return 3; }
         if (sum != expect) { print_failure(&a, "checksum mismatch"); return 4; }
+    }
+    if (hw && am_hw_counters_stop(hw, &instructions, &cycles) != 0) {
+        am_hw_counters_close(hw);
+        hw = NULL;
+        hw_why = "reading the counters failed";
     }
     am_stats st;
     am_get_stats(h, &st);
@@ -228,6 +285,17 @@ int main(int argc, char **argv) {
     for (unsigned s = 0; s < a.samples; s++) printf("%s%" PRIu64, s ? "," : "", samples[s]);
     printf("]");
     print_metrics(&c);
+    if (hw) {
+        double ops = (double)a.samples * reps * (w->ops ? w->ops(a.size) : 1.0);
+        printf(",\"hw_counters\":\"ok\",\"instructions_per_op\":%.6g,\"cycles_per_op\":%.6g",
+               (double)instructions / ops, (double)cycles / ops);
+        am_hw_counters_close(hw);
+    } else {
+        printf(",\"hw_counters\":");
+        char why[200];
+        snprintf(why, sizeof why, "unavailable: %s", hw_why ? hw_why : "unknown");
+        print_json_string(why);
+    }
     printf("}\n");
     free(samples);
     am_destroy(h);
