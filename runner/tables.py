@@ -34,9 +34,15 @@ def format_time(ns):
     raise AssertionError("unreachable")
 
 
+def _bound(v):
+    # a bound just off 1 keeps a third decimal, or [0.65, 1.00] would read as containing 1
+    text = _three_digits(v)
+    return f"{v:.3f}" if text == "1.00" and v != 1 else text
+
+
 def format_ratio(ratio, low, high, significant):
     mark = "" if significant else NOT_SIGNIFICANT
-    return f"{mark}{_three_digits(ratio)} [{_three_digits(low)}, {_three_digits(high)}]"
+    return f"{mark}{_three_digits(ratio)} [{_bound(low)}, {_bound(high)}]"
 
 
 def _num(v):

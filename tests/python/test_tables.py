@@ -41,6 +41,8 @@ class Units(unittest.TestCase):
     def test_ratio_carries_interval_and_mark_only_when_not_significant(self):
         self.assertEqual(tables.format_ratio(1.047, 0.98, 1.12, False), "~1.05 [0.98, 1.12]")
         self.assertEqual(tables.format_ratio(3.5, 3.1, 12.0, True), "3.50 [3.10, 12.0]")
+        self.assertEqual(tables.format_ratio(0.8, 0.65, 0.9981, True), "0.80 [0.65, 0.998]")
+        self.assertEqual(tables.format_ratio(1.2, 1.0, 1.4, False), "~1.20 [1.00, 1.40]")
 
 
 class Build(unittest.TestCase):
