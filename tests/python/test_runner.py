@@ -32,13 +32,18 @@ TINY = ["--allocators", "system,ideal", "--workloads", "thrash_pool", "--samples
         "--min-ms", "1", "--seed", "7"]
 
 
+_built = []
+
+
 def ensure_cells():
-    need = [os.path.join(BUILD, "bin", f"am-cell-{r}{s}") for r in ("system", "ideal") for s in ("", "-stats")]
-    if all(os.path.exists(p) for p in need):
+    """Brings the two rows' cells up to date once per test process (make is
+    incremental; `make test` itself builds only the test binaries)."""
+    if _built:
         return
     # inherits MAKEFLAGS from `make test`, so CC, VARIANT and flags match
     subprocess.run(["make", "--no-print-directory", "-j2", "cells", "ALLOCATORS=system,ideal"],
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    _built.append(True)
 
 
 def run(args, env=None, timeout=120):
