@@ -13,6 +13,7 @@ import os
 import platform
 import random
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -508,6 +509,8 @@ def compiler_info(args, compiler, list_json):
             info.update({k: v for k, v in json.load(f).items() if v})
     except (OSError, ValueError):
         pass
+    if not info["command"] and shutil.which(compiler):
+        info["command"] = compiler  # a folder named after its compiler (make CC=clang)
     if info["command"] and not info.get("version_line"):
         line = command_output(shlex.split(info["command"]) + ["--version"])
         if line:
