@@ -112,10 +112,8 @@ class Plotter:
         return names, styles, "\n\n".join(blocks)
 
     def title(self, g, what):
-        parts = [f"{g.workload}: {what}", self.run.compiler_label(g.compiler)]
-        if g.label:
-            parts.insert(1, g.label)
-        return " — ".join(parts) + "\n" + self.run.host_line()
+        first = f"{g.workload}: {what}" + (f" ({g.label})" if g.label else "")
+        return first + "\n" + " · ".join([self.run.compiler_label(g.compiler), self.run.host_line()])
 
     def group_plots(self, g):
         run = self.run
