@@ -89,7 +89,8 @@ class Plotter:
             return
         os.replace(tmp_svg, svg)
         os.replace(tmp_png, png)
-        meta.update(svg=os.path.relpath(svg, self.run.folder), png=os.path.relpath(png, self.run.folder),
+        meta.update(title=str(params.get("title", "")).replace("\n", " — "),
+                    svg=os.path.relpath(svg, self.run.folder), png=os.path.relpath(png, self.run.folder),
                     data=os.path.relpath(dat_path, self.run.folder))
         self.made.append(meta)
 

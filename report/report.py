@@ -163,7 +163,7 @@ class Page:
         order = {"time": 0, "ratio": 1, "bars": 2, "rss": 3, "overhead": 4, "compilers": 5}
         out = ['<div class="figs">']
         for p in sorted(plots_list, key=lambda p: order.get(p["kind"], 9)):
-            svg = self.inline_svg(p["svg"], p.get("caption", p["kind"]))
+            svg = self.inline_svg(p["svg"], p.get("title") or p.get("caption", p["kind"]))
             wide = " wide" if p["kind"] == "bars" else ""
             out.append(f'<figure class="plot{wide}" data-kind="{esc(p["kind"])}">{svg}<figcaption>'
                        f'{esc(p.get("caption", ""))} · <a href="{esc(p["png"])}">PNG</a> · '
