@@ -14,7 +14,7 @@ set ytics scale 0
 set output svg
 plot data using (0):0:(0):2:($0-0.36):($0+0.36):5:ytic(1) with boxxyerror lc rgb variable, \
      '' using 2:0:3:4 with xerrorbars lc rgb '#111111' pt 0 lw 1.2, \
-     '' using 2:0:(sprintf(' %.3g', $2)) with labels left offset 1.2,0 font ',11'
+     '' using 2:0:(sprintf(' %.3g', $2)) with labels left offset 1.2,0
 @png_term
 set output png
 replot

@@ -3,8 +3,11 @@
 # Loaded by the other scripts; report/plots.py passes the strategy's style number.
 set encoding utf8
 # enhanced text would read the '_' in strategy names as subscripts
-svg_term = "set terminal svg size 640,440 dynamic noenhanced font 'Helvetica,12' background rgb 'white'; set title font ',13.5'; set key font ',10.5'"
-png_term = "set terminal pngcairo size 1290,810 noenhanced font 'Helvetica,19' background rgb 'white' linewidth 1.5; set title font ',22'; set key font ',17'"
+if (!exists("svg_w")) svg_w = 640
+if (!exists("svg_h")) svg_h = 440
+svg_term = "set terminal svg size svg_w,svg_h dynamic noenhanced font 'Helvetica,12' background rgb 'white'; set title font ',13.5'; set key font ',10.5'"
+# PNG: twice the SVG's size, fonts to match
+png_term = "set terminal pngcairo size 2*svg_w,2*svg_h noenhanced font 'Helvetica,22' background rgb 'white' linewidth 2; set title font ',25'; set key font ',19'"
 
 # Okabe-Ito colours first (colour-blind safe), then darker extras
 colours = "#0072B2 #D55E00 #009E73 #CC79A7 #E69F00 #56B4E9 #000000 #882255 #44AA99 #999933 #332288 #AA4499 #666666 #117733 #DDAA33 #6699CC"

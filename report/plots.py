@@ -161,7 +161,7 @@ class Plotter:
             bars.sort(key=lambda b: -b[0])
             self.draw("bars", base + "-bars", "\n".join(b[1] for b in bars) + "\n",
                       dict(meta, kind="bars", caption=f"All strategies at {g.axis} {x}, fastest at the top"),
-                      title=self.title(g, f"{g.axis} {x}"))
+                      title=self.title(g, f"{g.axis} {x}"), svg_h=max(260, 130 + 28 * len(bars)))
 
         def rss(s, row):
             v = row.get("peak_rss_bytes")
