@@ -116,3 +116,11 @@ clean:
 	rm -rf build
 
 -include $(BUILD)/common/tests/check.d
+
+# ---- plots and report of one run (default: the newest); RUN=results/<id> picks another ----
+RUN ?= results/latest
+.PHONY: plots
+plots:
+	@$(PYTHON) report/plots.py $(RUN)
+report:
+	@$(PYTHON) report/report.py $(RUN)

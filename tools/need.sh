@@ -28,10 +28,10 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     export DEBIAN_FRONTEND=noninteractive
     echo "allocmark: installing $* for $part"
     if ! ls /var/lib/apt/lists/*Packages* >/dev/null 2>&1; then
-        apt-get update -q >/dev/null 2>&1
+        apt-get update -q -o DPkg::Lock::Timeout=300 >/dev/null 2>&1
     fi
-    if ! apt-get install -y -q "$@" >/dev/null 2>&1; then
-        apt-get update -q >/dev/null 2>&1 && apt-get install -y -q "$@" >/dev/null 2>&1
+    if ! apt-get install -y -q -o DPkg::Lock::Timeout=300 "$@" >/dev/null 2>&1; then
+        apt-get update -q -o DPkg::Lock::Timeout=300 >/dev/null 2>&1 && apt-get install -y -q -o DPkg::Lock::Timeout=300 "$@" >/dev/null 2>&1
     fi
     present && exit 0
 fi

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""plots.py: draws a results folder's plots with gnuplot (scripts in plots/), as SVG and PNG
+in results/<run>/plots/, with the .dat files gnuplot read in plots/data/.
+It does no statistics: medians, intervals and ratios come from the runner's CSV files.
+Usage: python3 report/plots.py results/<run>   (GNUPLOT=path overrides the gnuplot binary)"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results  # noqa: E402
+
+ROOT = results.ROOT
+SCRIPTS = os.path.join(ROOT, "plots")
+COLOURS = ("#0072B2 #D55E00 #009E73 #CC79A7 #E69F00 #56B4E9 #000000 #882255 #44AA99 #999933 "
+           "#332288 #AA4499 #666666 #117733 #DDAA33 #6699CC").split()
+MANIFEST = "index.json"
+
+
+def find_gnuplot():
+    """(path, None) or (None, reason). GNUPLOT in the environment skips tools/need.sh."""
+    override = os.environ.get("GNUPLOT")
+    if override:
+        path = shutil.which(override)
+        return (path, None) if path else (None, f"GNUPLOT={override} is not an executable")
+    need = os.path.join(ROOT, "tools", "need.sh")
+    if os.path.exists(need):
+        subprocess.run(["sh", need, "gnuplot", "gnuplot-nox"], stdout=subprocess.DEVNULL)
+    path = shutil.which("gnuplot")
+    return (path, None) if path else (None, "gnuplot not found (install the gnuplot-nox package)")
+
+
+def style_of(run, strategy):
+    """Line style number (1-16) of a strategy: fixed per run, so colours agree across plots."""
+    return run.strategies.index(strategy) % 16 + 1 if strategy in run.strategies else 16
+
+
+def gp_string(s):
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+def write_atomic(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def num(x):
+    return repr(float(x))
+
+
+class Plotter:
+    def __init__(self, run, gnuplot, out):
+        self.run = run
+        self.gnuplot = gnuplot
+        self.out = out
+        self.data = os.path.join(out, "data")
+        os.makedirs(self.data, exist_ok=True)
+        self.made = []
+        self.failed = []
+
+    def draw(self, script, name, dat, meta, **params):
+        """Writes the data file, runs plots/<script>.gp; records the plot when both images exist."""
+        dat_path = os.path.join(self.data, name + ".dat")
+        write_atomic(dat_path, dat)
+        svg = os.path.join(self.out, name + ".svg")
+        png = os.path.join(self.out, name + ".png")
+        tmp_svg, tmp_png = svg + ".tmp", png + ".tmp"
+        params.update(dir=SCRIPTS, data=dat_path, svg=tmp_svg, png=tmp_png)
+        assign = "; ".join(f"{k}={gp_string(v) if isinstance(v, str) else v}" for k, v in params.items())
+        try:
+            p = subprocess.run([self.gnuplot, "-e", assign, os.path.join(SCRIPTS, script + ".gp")],
+                               capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            self.failed.append(f"{name}: {e}")
+            return
+        ok = p.returncode == 0 and all(os.path.getsize(t) > 0 for t in (tmp_svg, tmp_png)
+                                       if os.path.exists(t)) and os.path.exists(tmp_svg) \
+            and os.path.exists(tmp_png)
+        if not ok:
+            err = (p.stderr.strip().splitlines() or ["no output"])[-1]
+            self.failed.append(f"{name}: gnuplot: {err}")
+            for t in (tmp_svg, tmp_png):
+                if os.path.exists(t):
+                    os.remove(t)
+            return
+        os.replace(tmp_svg, svg)
+        os.replace(tmp_png, png)
+        meta.update(title=str(params.get("title", "")).replace("\n", " — "),
+                    svg=os.path.relpath(svg, self.run.folder), png=os.path.relpath(png, self.run.folder),
+                    data=os.path.relpath(dat_path, self.run.folder))
+        self.made.append(meta)
+
+    def series(self, g, value):
+        """Blocks 'x v...' per strategy with at least one point; value(row) -> tuple or None."""
+        names, styles, blocks = [], [], []
+        for s in g.strategies:
+            lines = []
+            for x in g.xs:
+                row = g.cell.get((s, x))
+                v = value(s, row) if self.run.ok(row) else None
+                xv = results.as_number(x)
+                if v is None or xv is None or xv <= 0 or any(c is None or c <= 0 for c in v):
+                    continue
+                lines.append(" ".join(num(c) for c in (xv,) + tuple(v)))
+            if lines:
+                names.append(s)
+                styles.append(str(style_of(self.run, s)))
+                blocks.append(f"# {s}\n" + "\n".join(lines) + "\n")
+        return names, styles, "\n\n".join(blocks)
+
+    def title(self, g, what):
+        first = f"{g.workload}: {what}" + (f" ({g.label})" if g.label else "")
+        return first + "\n" + " · ".join([self.run.compiler_label(g.compiler), self.run.host_line()])
+
+    def group_plots(self, g):
+        run = self.run
+        base = g.slug()
+        meta = dict(workload=g.workload, compiler=g.compiler, variant=g.label)
+
+        def time_value(s, row):
+            lo, hi = run.ci_per_op(row)
+            m = row["median_ns_per_op"]
+            return (m, lo if lo is not None else m, hi if hi is not None else m)
+        names, styles, dat = self.series(g, time_value)
+        if names:
+            self.draw("time", base + "-time", dat, dict(meta, kind="time", caption="Median time per "
+                      "operation against " + g.axis + ", 95% interval of the median as error bars"),
+                      title=self.title(g, "time per operation"), xlabel=g.axis_label() + ", log scale",
+                      names=" ".join(names), styles=" ".join(styles))
+
+        def ratio_value(s, row):
+            if s == run.baseline:
+                return None
+            r = run.ratio(row)
+            if r is None:
+                return None
+            return (r[0], r[1] if r[1] is not None else r[0], r[2] if r[2] is not None else r[0])
+        names, styles, dat = self.series(g, ratio_value)
+        if names:
+            self.draw("ratio", base + "-ratio", dat, dict(meta, kind="ratio", caption=f"Each strategy's "
+                      f"median divided by {run.baseline}'s; below the dashed line is faster"),
+                      title=self.title(g, f"ratio to {run.baseline}"),
+                      xlabel=g.axis_label() + ", log scale", baseline=run.baseline,
+                      names=" ".join(names), styles=" ".join(styles))
+
+        x = g.largest_x()
+        bars = []
+        for s in g.strategies:
+            row = g.cell.get((s, x))
+            if run.ok(row):
+                lo, hi = run.ci_per_op(row)
+                m = row["median_ns_per_op"]
+                colour = int(COLOURS[style_of(run, s) - 1][1:], 16)
+                bars.append((m, f"{s} {num(m)} {num(lo if lo is not None else m)} "
+                                f"{num(hi if hi is not None else m)} {colour}"))
+        if bars:
+            bars.sort(key=lambda b: -b[0])
+            self.draw("bars", base + "-bars", "\n".join(b[1] for b in bars) + "\n",
+                      dict(meta, kind="bars", caption=f"All strategies at {g.axis} {x}, fastest at the top"),
+                      title=self.title(g, f"{g.axis} {x}"), svg_h=max(260, 130 + 28 * len(bars)))
+
+        def rss(s, row):
+            v = row.get("peak_rss_bytes")
+            return (v / 1048576.0,) if v else None
+        names, styles, dat = self.series(g, rss)
+        if names:
+            self.draw("memory", base + "-rss", dat, dict(meta, kind="rss", caption="Peak resident set "
+                      "size of the measuring process"), title=self.title(g, "peak RSS"),
+                      xlabel=g.axis_label() + ", log scale", ylabel="peak RSS (MiB, log scale)", logy=1,
+                      names=" ".join(names), styles=" ".join(styles))
+
+        def overhead(s, row):
+            res, peak = row.get("reserved_peak"), row.get("bytes_peak")
+            if res and peak:
+                return (res / peak,)
+            pct = row.get("overhead_pct")
+            return (1 + pct / 100.0,) if pct is not None else None
+        names, styles, dat = self.series(g, overhead)
+        if names:
+            self.draw("memory", base + "-overhead", dat, dict(meta, kind="overhead", caption="Bytes the "
+                      "allocator reserved at its peak per byte requested at the peak (1 = no overhead)"),
+                      title=self.title(g, "allocator overhead"), xlabel=g.axis_label() + ", log scale",
+                      ylabel="reserved / requested at peak (ratio, log scale)", logy=1,
+                      names=" ".join(names), styles=" ".join(styles))
+
+    def compiler_plots(self, groups):
+        """Per workload and variant with several compilers: each strategy under each compiler."""
+        run = self.run
+        by = {}
+        for g in groups:
+            by.setdefault((g.workload, g.label), []).append(g)
+        for (w, label), gs in by.items():
+            if len(gs) < 2:
+                continue
+            x = gs[0].largest_x()
+            compilers = [g.compiler for g in gs]
+            lines = []
+            for s in run.strategies:
+                cols = []
+                for g in gs:
+                    row = g.cell.get((s, x))
+                    if run.ok(row):
+                        lo, hi = run.ci_per_op(row)
+                        m = row["median_ns_per_op"]
+                        cols += [m, lo if lo is not None else m, hi if hi is not None else m]
+                    else:
+                        cols += [None, None, None]
+                if any(c is not None for c in cols):
+                    lines.append(s + " " + " ".join("NaN" if c is None else num(c) for c in cols))
+            if not lines:
+                continue
+            name = results.re.sub(r"[^A-Za-z0-9_.+-]+", "_", f"{w}-{label}".strip("-")) + "-compilers"
+            title = f"{w}: compilers at {gs[0].axis} {x}" + (f" — {label}" if label else "")
+            self.draw("compilers", name, "\n".join(lines) + "\n",
+                      dict(workload=w, compiler="", variant=label, kind="compilers",
+                           caption=f"Each strategy built by each compiler, at {gs[0].axis} {x}"),
+                      title=title + "\n" + run.host_line(), compilers=" ".join(compilers))
+
+
+def make_plots(run, quiet=False):
+    """Draws every plot of a loaded Run; returns and writes the manifest (plots/index.json)."""
+    out = os.path.join(run.folder, "plots")
+    manifest = {"status": "skipped", "reason": "", "plots": [], "failed": []}
+    gnuplot, reason = find_gnuplot()
+    if not run.summary:
+        reason = "no timing results (summary.csv missing or empty)"
+    elif gnuplot is None:
+        pass
+    else:
+        try:
+            os.makedirs(out, exist_ok=True)
+        except OSError as e:
+            reason = f"cannot create {out}: {e}"
+    if reason:
+        manifest["reason"] = reason
+        if not quiet:
+            print(f"plots: skipped: {reason}", file=sys.stderr)
+    else:
+        p = Plotter(run, gnuplot, out)
+        groups = run.groups()
+        for g in groups:
+            p.group_plots(g)
+        p.compiler_plots(groups)
+        manifest.update(status="ok", plots=p.made, failed=p.failed)
+        for f in p.failed:
+            print(f"plots: {f}", file=sys.stderr)
+    if os.path.isdir(out):
+        write_atomic(os.path.join(out, MANIFEST), json.dumps(manifest, indent=1))
+    return manifest
+
+
+def main(argv):
+    if len(argv) != 2 or argv[1].startswith("-"):
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    run = results.load(argv[1])
+    results.warn(run, "plots")
+    m = make_plots(run)
+    if m["status"] == "ok":
+        print(f"plots: {len(m['plots'])} plots in {os.path.join(run.folder, 'plots')}")
+    return 0 if m["status"] == "ok" and not m["failed"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,249 @@
+"""Tests of report/report.py and report/plots.py on a synthetic results folder (fake_results.py):
+the page is well formed, shows every workload's table and plots with the CSV's numbers and the
+right colours, and still renders, naming the bad file, when the folder is damaged."""
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import fake_results  # noqa: E402
+import htmlcheck  # noqa: E402
+
+REPORT = os.path.join(ROOT, "report", "report.py")
+
+
+def run_report(folder, *flags, env=None):
+    p = subprocess.run([sys.executable, REPORT, folder, *flags], capture_output=True, text=True,
+                       timeout=300, env=env)
+    with open(os.path.join(folder, "report.html"), encoding="utf-8") as f:
+        page = f.read()
+    return p, page
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def three_sig(v):
+    return float(f"{v:.3g}")
+
+
+class ReportOfGoodFolder(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="am-report-")
+        cls.folder = fake_results.make(os.path.join(cls.tmp, "run1"), **fake_results.SMALL)
+        cls.proc, cls.page = run_report(cls.folder)
+        cls.root, cls.errors, cls.doctype = htmlcheck.parse(cls.page)
+        cls.summary = read_csv(os.path.join(cls.folder, "summary.csv"))
+        cls.ratios = read_csv(os.path.join(cls.folder, "ratios.csv"))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def cell(self, table, strategy, x, kind):
+        cells = [td for td in table.find_all("td", data_strategy=strategy, data_x=str(x))
+                 if kind in td.classes()]
+        self.assertEqual(len(cells), 1, f"one {kind} cell for {strategy} at {x}")
+        return cells[0]
+
+    def test_exit_status_and_no_temp_file_left(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr)
+        self.assertEqual(self.proc.stderr, "")
+        self.assertFalse(os.path.exists(os.path.join(self.folder, "report.html.tmp")))
+
+    def test_page_is_well_formed_and_self_contained(self):
+        self.assertEqual(self.errors, [])
+        self.assertEqual((self.doctype or "").lower(), "doctype html")
+        self.assertEqual(len(self.root.find_all("html")), 1)
+        self.assertEqual(self.root.find_all("script"), [])
+        self.assertEqual(self.root.find_all("link"), [])
+        for n in self.root.iter():
+            self.assertFalse(n.attrs.get("src", "").startswith(("http:", "https:", "//")), n.attrs)
+        self.assertNotIn("@import", self.page)
+        ids = [n.attrs["id"] for n in self.root.iter() if "id" in n.attrs]
+        self.assertEqual(len(ids), len(set(ids)), "ids are unique across inlined plots")
+
+    def test_table_of_contents_links_to_sections(self):
+        toc = self.root.find_all("nav")[0]
+        targets = [a.attrs["href"][1:] for a in toc.find_all("a")]
+        for sect in ("summary", "workloads", "stats", "failed", "method", "env", "files"):
+            self.assertIn(sect, targets)
+        for t in targets:
+            self.assertIsNotNone(self.root.by_id(t), f"#{t} exists")
+
+    def test_every_workload_has_its_table_and_plots(self):
+        for w in fake_results.SMALL["workloads"]:
+            table = self.root.by_id(f"t-{w}-gcc")
+            self.assertIsNotNone(table, w)
+            section = self.root.by_id("workloads")
+            kinds = set()
+            for fig in section.find_all("figure"):
+                svg = fig.find_all("svg")
+                if svg and svg[0].attrs.get("aria-label") and w in "".join(
+                        t.text() for t in fig.find_all("title")):
+                    kinds.add(fig.attrs["data-kind"])
+            self.assertEqual(kinds, {"time", "ratio", "bars", "rss", "overhead"}, w)
+            for kind in kinds:
+                for ext in ("svg", "png"):
+                    path = os.path.join(self.folder, "plots", f"{w}-gcc-{kind}.{ext}")
+                    self.assertGreater(os.path.getsize(path), 1000, path)
+
+    def test_plot_titles_name_workload_compiler_and_machine(self):
+        with open(os.path.join(self.folder, "plots", "thrash_pool-gcc-time.svg")) as f:
+            svg = f.read()
+        for word in ("thrash_pool", "gcc version 12.2.0", "testhost", "Test CPU 9000"):
+            self.assertIn(word, svg)
+        self.assertIn("median time per operation (ns", svg)
+
+    def test_times_in_table_match_summary_csv(self):
+        checked = 0
+        for r in self.summary:
+            if r["status"] != "ok":
+                continue
+            table = self.root.by_id(f"t-{r['workload']}-{r['compiler']}")
+            td = self.cell(table, r["strategy"], r["size"], "t")
+            self.assertEqual(float(td.text().replace(",", "")), three_sig(float(r["median_ns_per_op"])))
+            checked += 1
+        self.assertEqual(checked, 17)  # 3 x 2 x 3 cells, one failed
+
+    def test_ratios_and_intervals_match_ratios_csv(self):
+        for r in self.ratios:
+            table = self.root.by_id(f"t-{r['workload']}-{r['compiler']}")
+            if (r["compiler"], r["strategy"], r["workload"], r["size"]) == fake_results.FAILED:
+                continue
+            td = self.cell(table, r["strategy"], r["size"], "ratio")
+            shown = td.find_all("span")[0].text()
+            self.assertEqual(shown, f"{float(r['ratio']):.2f}×")
+            lo, hi = td.find_all("small")[0].text().split("–")
+            self.assertAlmostEqual(float(lo), float(r["ci_low"]), places=2)
+            self.assertAlmostEqual(float(hi), float(r["ci_high"]), places=2)
+
+    def test_cells_coloured_faster_slower_not_significant(self):
+        table = self.root.by_id("t-list_create-gcc")
+        for size in (16, 256, 4096):
+            self.assertIn("faster", self.cell(table, "pool", size, "ratio").classes())
+            self.assertIn("base", self.cell(table, "system", size, "ratio").classes())
+        self.assertIn("slower", self.cell(table, "monotonic", 16, "ratio").classes())
+        self.assertIn("same", self.cell(table, "monotonic", 256, "ratio").classes())
+        self.assertIn("▼", self.cell(table, "pool", 16, "ratio").text())
+        self.assertIn("▲", self.cell(table, "monotonic", 16, "ratio").text())
+        self.assertIn("≈", self.cell(table, "monotonic", 256, "ratio").text())
+
+    def test_failed_cell_shown_as_failed_with_reason(self):
+        table = self.root.by_id("t-thrash_pool-gcc")
+        cells = table.find_all("td", data_strategy="monotonic", data_x="4096")
+        self.assertEqual(len(cells), 1)
+        self.assertIn("failed", cells[0].classes())
+        self.assertIn("out of memory at limit", cells[0].text())
+        self.assertIn("out of memory at limit", self.root.by_id("failed").text())
+
+    def test_summary_names_fastest_at_largest_size(self):
+        table = self.root.by_id("summary-table")
+        best = {td.attrs["data-workload"]: td.text() for td in table.find_all("td") if "best" in td.classes()}
+        self.assertEqual(best, {"list_create": "pool", "thrash_pool": "pool"})
+        self.assertIn("0.50×", table.text())
+        self.assertIn("size 4096", table.text())
+
+    def test_statistics_table_has_counts(self):
+        table = self.root.by_id("s-thrash_pool-gcc")
+        text = table.text()
+        # pool at size 4096: requested 4096*24*1000, allocations 1000*4096
+        self.assertIn("98,304,000", text)
+        self.assertIn("4,096,000", text)
+
+    def test_environment_and_raw_links(self):
+        env = self.root.by_id("env").text()
+        for word in ("testhost", "Test CPU 9000", "Linux 6.1.0", "abc1234", "gcc version 12.2.0"):
+            self.assertIn(word, env)
+        hrefs = [a.attrs.get("href") for a in self.root.by_id("files").find_all("a")]
+        for name in ("summary.csv", "ratios.csv", "samples.csv", "meta.json", "tables.md"):
+            self.assertIn(name, hrefs)
+        self.assertIn("42", self.root.by_id("method").text())
+
+
+class ReportOfDamagedFolder(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="am-report-bad-")
+        self.folder = fake_results.make(os.path.join(self.tmp, "run"), **fake_results.SMALL)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def check_page(self, page):
+        root, errors, _ = htmlcheck.parse(page)
+        self.assertEqual(errors, [])
+        return root
+
+    def test_missing_summary_still_gives_a_page(self):
+        os.remove(os.path.join(self.folder, "summary.csv"))
+        p, page = run_report(self.folder, "--no-plots")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn(os.path.join(self.folder, "summary.csv"), p.stderr)
+        self.assertIn("missing", p.stderr)
+        root = self.check_page(page)
+        self.assertIn("summary.csv", root.by_id("problems").text())
+        self.assertIsNotNone(root.by_id("env"))
+        self.assertIn("testhost", root.by_id("env").text())
+
+    def test_truncated_line_is_named_and_the_rest_shown(self):
+        path = os.path.join(self.folder, "summary.csv")
+        with open(path) as f:
+            text = f.read()
+        lines = text.splitlines()
+        with open(path, "w") as f:
+            f.write(text[:len(text) - len(lines[-1]) // 2 - 1])  # cut the last line halfway
+        p, page = run_report(self.folder, "--no-plots")
+        self.assertEqual(p.returncode, 1)
+        self.assertRegex(p.stderr, rf"summary\.csv: line {len(lines)} has \d+ fields, expected 25 \(truncated\?\)")
+        root = self.check_page(page)
+        self.assertIn(f"line {len(lines)}", root.by_id("problems").text())
+        table = root.by_id("t-list_create-gcc")
+        self.assertEqual(len([td for td in table.find_all("td") if "t" in td.classes()]), 9)
+
+    def test_bad_meta_json_is_named(self):
+        with open(os.path.join(self.folder, "meta.json"), "w") as f:
+            f.write('{"host": "x", ')
+        p, page = run_report(self.folder, "--no-plots")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("meta.json: unreadable JSON", p.stderr)
+        root = self.check_page(page)
+        self.assertIn("meta.json", root.by_id("problems").text())
+        self.assertIsNotNone(root.by_id("t-thrash_pool-gcc"))
+
+    def test_missing_ratios_fall_back_to_medians_without_intervals(self):
+        os.remove(os.path.join(self.folder, "ratios.csv"))
+        p, page = run_report(self.folder, "--no-plots")
+        self.assertIn("ratios.csv", p.stderr)
+        root = self.check_page(page)
+        table = root.by_id("t-list_create-gcc")
+        cells = [td for td in table.find_all("td", data_strategy="pool", data_x="16") if "ratio" in td.classes()]
+        self.assertIn("nointerval", cells[0].classes())
+        self.assertIn("0.50×", cells[0].text())
+
+    def test_without_gnuplot_the_page_says_plots_were_skipped(self):
+        env = dict(os.environ, GNUPLOT=os.path.join(self.tmp, "no-gnuplot-here"))
+        p, page = run_report(self.folder, env=env)
+        self.assertIn("plots: skipped", p.stderr)
+        root = self.check_page(page)
+        self.assertIn("skipped", root.by_id("problems").text())
+        self.assertEqual(root.find_all("figure"), [])
+        self.assertIsNotNone(root.by_id("t-thrash_pool-gcc"))
+
+    def test_not_a_folder_is_an_error(self):
+        p = subprocess.run([sys.executable, REPORT, os.path.join(self.tmp, "nothing")],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no such results folder", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
