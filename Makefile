@@ -92,6 +92,7 @@ test:
 # make bench: install the malloc libraries where we may (root), then build the
 # cells in a sub-make (rows are chosen when the Makefile is read, so a library
 # installed here shows up only there), then run the matrix.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 BENCH_BASE := $(or $(BASELINE),monotonic$(comma)system)
 BENCH_ARGS := --compilers $(CCNAME)$(VARIANT) $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
 	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SIZES),--sizes $(SIZES)) \
@@ -101,10 +102,11 @@ bench:
 	@tools/need.sh --for "the system-jemalloc row" jemalloc libjemalloc-dev || true
 	@tools/need.sh --for "the system-tcmalloc row" tcmalloc_minimal libgoogle-perftools-dev || true
 	@tools/need.sh --for "the system-mimalloc row" mimalloc libmimalloc-dev || true
-	@$(MAKE) --no-print-directory cells $(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE))
+	@$(MAKE) --no-print-directory -j$(NPROC) cells $(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE))
 	@$(PYTHON) -c 'import json, os, sys; json.dump({"command": sys.argv[1], "flags": sys.argv[2]}, open(sys.argv[3] + ".tmp", "w")); os.replace(sys.argv[3] + ".tmp", sys.argv[3])' \
 		'$(CC)' '$(CFLAGS_ALL) $(LDLIBS_ALL)' $(BUILD)/compiler.json
 	@$(PYTHON) runner/allocmark.py $(BENCH_ARGS)
+	@$(PYTHON) report/report.py $(or $(OUT),results/latest) || [ $$? -eq 1 ]
 
 list: $(firstword $(CELLS))
 	@$(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)
