@@ -4,13 +4,6 @@
 #include "boost_pool.h"
 #include <stdlib.h>
 
-struct bp_block {
-    bp_block *next;
-    size_t bytes; /* the whole malloc: header and chunks */
-};
-/* keeps the chunks AM_MIN_ALIGN-aligned behind a malloc'd header */
-#define BP_BLOCK_HDR AM_ALIGN_UP(sizeof(bp_block), AM_MIN_ALIGN)
-
 struct bp_big {
     bp_big *prev, *next;
     void *raw;

@@ -26,8 +26,14 @@ typedef struct bp_budget {
     size_t limit, reserved, peak;
 } bp_budget;
 
-typedef struct bp_block bp_block;
 typedef struct bp_big bp_big;
+
+/* A block: this header, then its chunks, AM_MIN_ALIGN-aligned like malloc's result. */
+typedef struct bp_block {
+    struct bp_block *next;
+    size_t bytes; /* the whole malloc: header and chunks */
+} bp_block;
+#define BP_BLOCK_HDR AM_ALIGN_UP(sizeof(bp_block), AM_MIN_ALIGN)
 
 typedef struct bp_pool {
     void *first;        /* free list; the link lives in the free chunk */
