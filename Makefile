@@ -99,4 +99,4 @@ help:
 clean:
 	rm -rf build
 
--include $(BUILD)/common/tests/check.d $(UNIT_OBJS:.o=.d)
+-include $(BUILD)/common/tests/check.d $(UNIT_OBJS:.o=.d) $(BUILD)/common/$(basename $(PLATFORM_SRCS)).d
