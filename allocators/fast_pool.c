@@ -88,7 +88,7 @@ void *fast_pool_realloc(fast_pool_heap *h, void *p, size_t old_n, size_t new_n) 
 void *fast_pool_alloc_array(fast_pool_heap *h, size_t count, size_t elem) {
     if (elem && count > SIZE_MAX / elem) return NULL;
     size_t part = BP_ARRAY_PARTITION(elem ? elem : 1);
-    if (part > BP_MAX_PARTITION) return fast_pool_alloc_big(h, count * elem, AM_MIN_ALIGN);
+    if (elem > BP_MAX_PARTITION) return fast_pool_alloc_big(h, count * elem, AM_MIN_ALIGN);
     bp_pool *p = bp_set_pool(&fast_pool_singletons.set, part);
     size_t chunks = bp_chunks_for(count * elem, part);
     FAST_POOL_LOCK();
@@ -101,7 +101,7 @@ void *fast_pool_alloc_array(fast_pool_heap *h, size_t count, size_t elem) {
 void fast_pool_free_array(fast_pool_heap *h, void *c, size_t count, size_t elem) {
     size_t part = BP_ARRAY_PARTITION(elem ? elem : 1);
     if (!c) return;
-    if (part > BP_MAX_PARTITION) { fast_pool_free_big(h, c); return; }
+    if (elem > BP_MAX_PARTITION) { fast_pool_free_big(h, c); return; }
     bp_pool *p = bp_set_pool(&fast_pool_singletons.set, part);
     size_t chunks = bp_chunks_for(count * elem, part);
     FAST_POOL_LOCK();

@@ -2,7 +2,9 @@
  * unordered pop and push on a process-wide pool per chunk size (O(1)); arrays
  * of n > 1 are ordered_malloc(n), but frees stay unordered, so the list soon
  * holds no runs and growing vectors keep taking new blocks: the pathology seed
- * 004 measured (fast_pool 10x-80x slower sorting growing vectors). Kept on purpose.
+ * 004 measured (fast_pool 10x-80x slower sorting growing vectors). Kept on purpose,
+ * with its cost in memory: each new block doubles, so without a limit or
+ * max_chunk a long vector-heavy run can reserve hundreds of MB.
  *
  * Heaps are handles onto the one set of pools (Boost's singleton_pool): every
  * heap shares them, so without AM_FAST_POOL_MUTEX even separate heaps must not
@@ -62,8 +64,8 @@ void fast_pool_usage(const fast_pool_heap *h, size_t *reserved, size_t *reserved
 #endif
 
 AM_INLINE void *fast_pool_alloc(fast_pool_heap *h, size_t n) {
-    size_t part = BP_OBJECT_PARTITION(n);
-    if (AM_UNLIKELY(part > BP_MAX_PARTITION)) return fast_pool_alloc_big(h, n, AM_MIN_ALIGN);
+    size_t part = BP_OBJECT_PARTITION(n); /* wraps near SIZE_MAX: test n */
+    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) return fast_pool_alloc_big(h, n, AM_MIN_ALIGN);
     bp_pool *p = bp_set_pool(&fast_pool_singletons.set, part);
     FAST_POOL_LOCK();
     void *c = bp_malloc(p);
@@ -74,7 +76,7 @@ AM_INLINE void *fast_pool_alloc(fast_pool_heap *h, size_t n) {
 AM_INLINE void fast_pool_free(fast_pool_heap *h, void *c, size_t n) {
     size_t part = BP_OBJECT_PARTITION(n);
     if (AM_UNLIKELY(c == NULL)) return;
-    if (AM_UNLIKELY(part > BP_MAX_PARTITION)) { fast_pool_free_big(h, c); return; }
+    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) { fast_pool_free_big(h, c); return; }
     bp_pool *p = bp_set_pool(&fast_pool_singletons.set, part);
     FAST_POOL_LOCK();
     bp_free(p, c);

@@ -39,14 +39,14 @@ void *pool_realloc(pool_heap *h, void *p, size_t old_n, size_t new_n) {
 void *pool_alloc_array(pool_heap *h, size_t count, size_t elem) {
     if (elem && count > SIZE_MAX / elem) return NULL;
     size_t part = BP_ARRAY_PARTITION(elem ? elem : 1);
-    if (part > BP_MAX_PARTITION) return bp_big_alloc(&h->set, count * elem, AM_MIN_ALIGN);
+    if (elem > BP_MAX_PARTITION) return bp_big_alloc(&h->set, count * elem, AM_MIN_ALIGN);
     return bp_ordered_malloc(bp_set_pool(&h->set, part), bp_chunks_for(count * elem, part));
 }
 
 void pool_free_array(pool_heap *h, void *p, size_t count, size_t elem) {
     size_t part = BP_ARRAY_PARTITION(elem ? elem : 1);
     if (!p) return;
-    if (part > BP_MAX_PARTITION) bp_big_free(&h->set, p);
+    if (elem > BP_MAX_PARTITION) bp_big_free(&h->set, p);
     else bp_ordered_free_n(bp_set_pool(&h->set, part), p, bp_chunks_for(count * elem, part));
 }
 

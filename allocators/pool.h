@@ -10,7 +10,7 @@
  * alignments above AM_MIN_ALIGN, are one malloc each, counted in the reserved
  * bytes and returned by reset; am_options.max_chunk caps a block's bytes (Boost's
  * max_size, in bytes rather than chunks); am_options.limit counts everything
- * reserved, including the heap's own ~8 KB of pool descriptors. */
+ * reserved, including the heap's own ~7 KB of pool descriptors. */
 #ifndef AM_POOL_H
 #define AM_POOL_H
 
@@ -40,8 +40,8 @@ void pool_usage(const pool_heap *h, size_t *reserved, size_t *reserved_peak);
 /* ordered_malloc(1): on a non-empty list that is the head, as Boost's malloc_n
  * finds at once; an empty list takes the slow path's new block. */
 AM_INLINE void *pool_alloc(pool_heap *h, size_t n) {
-    size_t part = BP_OBJECT_PARTITION(n);
-    if (AM_UNLIKELY(part > BP_MAX_PARTITION)) return bp_big_alloc(&h->set, n, AM_MIN_ALIGN);
+    size_t part = BP_OBJECT_PARTITION(n); /* wraps near SIZE_MAX: test n */
+    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) return bp_big_alloc(&h->set, n, AM_MIN_ALIGN);
     bp_pool *p = bp_set_pool(&h->set, part);
     void *c = p->first;
     if (AM_UNLIKELY(c == NULL)) return bp_ordered_malloc(p, 1);
@@ -52,7 +52,7 @@ AM_INLINE void *pool_alloc(pool_heap *h, size_t n) {
 AM_INLINE void pool_free(pool_heap *h, void *p, size_t n) {
     size_t part = BP_OBJECT_PARTITION(n);
     if (AM_UNLIKELY(p == NULL)) return;
-    if (AM_UNLIKELY(part > BP_MAX_PARTITION)) bp_big_free(&h->set, p);
+    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) bp_big_free(&h->set, p);
     else bp_ordered_free_n(bp_set_pool(&h->set, part), p, 1);
 }
 

@@ -200,6 +200,15 @@ static void test_limit_gives_null(void) {
     pool_usage(h, &reserved, &peak);
     CHECK(n > 0 && n < 100000 && peak <= o.limit);
     pool_destroy(h);
+    /* sizes whose rounding would wrap */
+    h = pool_create(NULL);
+    fast_pool_heap *f = fast_pool_create(NULL);
+    CHECK(h && f);
+    CHECK(pool_alloc(h, SIZE_MAX) == NULL && fast_pool_alloc(f, SIZE_MAX - 3) == NULL);
+    CHECK(pool_alloc_array(h, 1, SIZE_MAX) == NULL && fast_pool_alloc_array(f, 1, SIZE_MAX - 3) == NULL);
+    CHECK(pool_alloc_array(h, SIZE_MAX / 4, 8) == NULL && fast_pool_alloc_array(f, 3, SIZE_MAX / 2) == NULL);
+    pool_destroy(h);
+    fast_pool_destroy(f);
 }
 
 static size_t pow2_of(size_t x) { return x & (~x + 1); }
