@@ -34,6 +34,10 @@ endif
 
 PLATFORM_SRCS := $(if $(findstring mingw,$(CC)),platform/platform_win32.c,platform/platform_posix.c)
 ROW_SRCS := allocators/allocator.c $(wildcard containers/*.c) $(wildcard workloads/*.c) runner/cell_main.c $(PLATFORM_SRCS)
+# engines that several strategies build on, linked into every row
+ROW_SRCS += allocators/boost_pool.c
+# strategy-independent code the unit tests link directly
+UNIT_OBJS := $(patsubst %.c,$(BUILD)/common/%.o,allocators/allocator.c allocators/boost_pool.c allocators/pool.c allocators/fast_pool.c)
 STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))
 UNIT_TESTS := $(basename $(notdir $(wildcard tests/unit/*.c)))
 EXE :=
@@ -71,7 +75,7 @@ $(foreach r,$(ROWS),$(eval $(call ROW_RULES,$(r))))
 $(BUILD)/common/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
-$(BUILD)/unit/%$(EXE): tests/unit/%.c $(BUILD)/common/tests/check.o $(BUILD)/common/$(basename $(PLATFORM_SRCS)).o
+$(BUILD)/unit/%$(EXE): tests/unit/%.c $(BUILD)/common/tests/check.o $(BUILD)/common/$(basename $(PLATFORM_SRCS)).o $(UNIT_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $^ $(LDLIBS_ALL)
 
@@ -117,7 +121,7 @@ help:
 clean:
 	rm -rf build
 
--include $(BUILD)/common/tests/check.d
+-include $(BUILD)/common/tests/check.d $(UNIT_OBJS:.o=.d) $(BUILD)/common/$(basename $(PLATFORM_SRCS)).d
 
 # ---- plots and report of one run (default: the newest); RUN=results/<id> picks another ----
 RUN ?= results/latest

@@ -1,0 +1,101 @@
+/* boost_pool.h: the engine under the pool and fast_pool strategies, Boost.Pool's
+ * pool<> in C: blocks of equal chunks taken from malloc, an intrusive free list,
+ * unordered malloc/free (O(1)) and ordered malloc(n)/free(n) (O(free list)).
+ * It is not a strategy: pool.h and fast_pool.h are, and differ only in which
+ * of these calls they make and in who owns the pools.
+ *
+ * Modelled on boost/pool/pool.hpp and simple_segregated_storage.hpp; where it
+ * deviates: a block's bookkeeping is a header, not a trailer; next_size starts
+ * clamped to the cap; pools are keyed by chunk size (8-byte steps), so sizes
+ * that round to the same chunk share a pool; release_memory() is not provided. */
+#ifndef AM_BOOST_POOL_H
+#define AM_BOOST_POOL_H
+
+#include "types.h"
+
+#define BP_START_SIZE 32     /* Boost's default next_size, in chunks */
+#define BP_MIN_PARTITION 8   /* Boost's min_alloc_size, lcm(sizeof(void *), sizeof(size_t)) on LP64 */
+#define BP_MAX_PARTITION 1024 /* larger chunks: straight to malloc, see bp_big_alloc */
+#define BP_CLASSES (BP_MAX_PARTITION / BP_MIN_PARTITION + 1)
+
+#define BP_NEXT(chunk) (*(void **)(chunk))
+
+/* Bytes taken from the system, shared by the pools of one owner and checked
+ * against its limit (0 = none) before each malloc. */
+typedef struct bp_budget {
+    size_t limit, reserved, peak;
+} bp_budget;
+
+typedef struct bp_big bp_big;
+
+/* A block: this header, then its chunks, AM_MIN_ALIGN-aligned like malloc's result. */
+typedef struct bp_block {
+    struct bp_block *next;
+    size_t bytes; /* the whole malloc: header and chunks */
+} bp_block;
+#define BP_BLOCK_HDR AM_ALIGN_UP(sizeof(bp_block), AM_MIN_ALIGN)
+
+typedef struct bp_pool {
+    void *first;        /* free list; the link lives in the free chunk */
+    bp_block *blocks;
+    size_t partition;   /* chunk size in bytes */
+    size_t next_size;   /* chunks in the next block; doubles per block */
+    size_t start_size;  /* what purge goes back to */
+    size_t max_size;    /* cap on next_size in chunks; 0 = none */
+    bp_budget *budget;
+} bp_pool;
+
+/* One pool per chunk size, the blocks too big for any of them, one budget. */
+typedef struct bp_set {
+    bp_budget budget;
+    bp_big *bigs;
+    bp_pool pools[BP_CLASSES];
+} bp_set;
+
+void bp_pool_init(bp_pool *p, size_t partition, size_t max_bytes, bp_budget *b);
+void *bp_malloc_need_resize(bp_pool *p);
+void *bp_ordered_malloc(bp_pool *p, size_t n);
+void bp_free_n(bp_pool *p, void *chunks, size_t n);
+void bp_ordered_free_n(bp_pool *p, void *chunks, size_t n);
+void bp_purge(bp_pool *p);
+size_t bp_free_count(const bp_pool *p); /* for tests: the free list's length */
+
+/* bookkeeping: bytes the owner counts as reserved from the start; 0 when the
+ * limit is smaller than that */
+int bp_set_init(bp_set *s, const am_options *o, size_t bookkeeping);
+void bp_set_purge(bp_set *s);
+/* Above BP_MAX_PARTITION, or aligned past AM_MIN_ALIGN: one malloc each, kept
+ * on a list so that purge and destroy can return them. */
+void *bp_big_alloc(bp_set *s, size_t n, size_t align);
+void bp_big_free(bp_set *s, void *p);
+
+/* Chunk sizes: single objects are aligned to AM_MIN_ALIGN; arrays only to
+ * what their element needs, which a multiple of the element size rounded to 8
+ * from a 16-aligned block always is (up to 16). */
+#define BP_OBJECT_PARTITION(n) AM_ALIGN_UP((n), AM_MIN_ALIGN)
+#define BP_ARRAY_PARTITION(elem) AM_ALIGN_UP((elem), BP_MIN_PARTITION)
+
+AM_INLINE bp_pool *bp_set_pool(bp_set *s, size_t partition) {
+    return &s->pools[partition / BP_MIN_PARTITION];
+}
+
+/* chunks that hold `bytes`: Boost's ceil(n * requested_size / partition_size) */
+AM_INLINE size_t bp_chunks_for(size_t bytes, size_t partition) {
+    return bytes ? (bytes + partition - 1) / partition : 1;
+}
+
+/* Boost's pool::malloc(): pop, or a new block when the list is empty. */
+AM_INLINE void *bp_malloc(bp_pool *p) {
+    void *c = p->first;
+    if (AM_UNLIKELY(c == NULL)) return bp_malloc_need_resize(p);
+    p->first = BP_NEXT(c);
+    return c;
+}
+
+/* Boost's pool::free(): push, wherever the chunk lies. */
+AM_INLINE void bp_free(bp_pool *p, void *c) {
+    BP_NEXT(c) = p->first;
+    p->first = c;
+}
+
+#endif

@@ -1,0 +1,59 @@
+/* pool.h: boost::pool_allocator as a strategy. Every allocation is
+ * ordered_malloc(n) and every free ordered_free(p, n) on the pool of the
+ * element's chunk size, so frees walk the free list to keep it sorted and
+ * arrays search it for n contiguous chunks: O(free list) per call, by design.
+ *
+ * Deviations from Boost: the pools belong to the heap, not to process-wide
+ * singletons, and the heap's destroy/reset purge them (Boost never frees
+ * singleton_pool memory); single objects are rounded to AM_MIN_ALIGN chunks
+ * (Boost uses sizeof(T)); chunks above BP_MAX_PARTITION bytes (1024), and
+ * alignments above AM_MIN_ALIGN, are one malloc each, counted in the reserved
+ * bytes and returned by reset; am_options.max_chunk caps a block's bytes (Boost's
+ * max_size, in bytes rather than chunks); am_options.limit counts everything
+ * reserved, including the heap's own ~7 KB of pool descriptors. */
+#ifndef AM_POOL_H
+#define AM_POOL_H
+
+#include "boost_pool.h"
+
+#define pool_FREE_REUSES 1
+#define pool_RESET_FREES_LIVE 1
+#define pool_THREAD_SAFE 0
+#define pool_HAS_ARRAY 1
+
+typedef struct pool_heap {
+    am_counters counters;
+    bp_set set;
+} pool_heap;
+
+pool_heap *pool_create(const am_options *o);
+void pool_destroy(pool_heap *h);
+void *pool_alloc_aligned(pool_heap *h, size_t n, size_t align);
+void pool_free_aligned(pool_heap *h, void *p, size_t n, size_t align);
+void *pool_realloc(pool_heap *h, void *p, size_t old_n, size_t new_n);
+void *pool_alloc_array(pool_heap *h, size_t count, size_t elem);
+void pool_free_array(pool_heap *h, void *p, size_t count, size_t elem);
+void *pool_realloc_array(pool_heap *h, void *p, size_t old_count, size_t new_count, size_t elem);
+void pool_reset(pool_heap *h);
+void pool_usage(const pool_heap *h, size_t *reserved, size_t *reserved_peak);
+
+/* ordered_malloc(1): on a non-empty list that is the head, as Boost's malloc_n
+ * finds at once; an empty list takes the slow path's new block. */
+AM_INLINE void *pool_alloc(pool_heap *h, size_t n) {
+    size_t part = BP_OBJECT_PARTITION(n); /* wraps near SIZE_MAX: test n */
+    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) return bp_big_alloc(&h->set, n, AM_MIN_ALIGN);
+    bp_pool *p = bp_set_pool(&h->set, part);
+    void *c = p->first;
+    if (AM_UNLIKELY(c == NULL)) return bp_ordered_malloc(p, 1);
+    p->first = BP_NEXT(c);
+    return c;
+}
+
+AM_INLINE void pool_free(pool_heap *h, void *p, size_t n) {
+    size_t part = BP_OBJECT_PARTITION(n);
+    if (AM_UNLIKELY(p == NULL)) return;
+    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) bp_big_free(&h->set, p);
+    else bp_ordered_free_n(bp_set_pool(&h->set, part), p, 1);
+}
+
+#endif
