@@ -1,6 +1,7 @@
 # allocmark: benchmark and compare allocator strategies.
 #   make            build every strategy's executables with $(CC)
 #   make test       build and run the test suite (last line: N passed, N failed)
+#   make test-windows  MinGW-w64 build, its tests and a cell run under wine
 #   make bench      run the benchmark matrix, write results/<run>/ (QUICK=1: small matrix)
 #   make list       strategies, workloads and sizes
 # One executable per strategy and compiler: the strategy is chosen with
@@ -50,7 +51,7 @@ ROW_SRCS := allocators/allocator.c $(wildcard containers/*.c) $(wildcard workloa
 STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))
 UNIT_TESTS := $(basename $(notdir $(wildcard tests/unit/*.c)))
 
-.PHONY: all test bench list report clean help deps
+.PHONY: all test test-windows bench list report clean help deps
 all: cells tests-build
 
 # ---- per-row build: measured objects (AM_STATS=0) and counted objects (AM_STATS=1) ----
@@ -101,8 +102,12 @@ tests-build: $(TEST_BINS)
 test:
 	@$(PYTHON) tests/run_all.py --make "$(MAKE)" --build $(BUILD)
 
+# MinGW-w64 cross build, run under wine (installs both where it may, else skips)
+test-windows:
+	@MAKE="$(MAKE)" PYTHON="$(PYTHON)" sh tools/test_windows.sh
+
 help:
-	@sed -n '2,8p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,9p' Makefile | sed 's/^# \{0,1\}//'
 
 clean:
 	rm -rf build

@@ -7,6 +7,7 @@ one per strategy and test file (tests/strategy/*.c) plus the unit tests
 A binary that crashes or prints no summary counts as a failure."""
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -15,10 +16,11 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_binary(path, timeout):
-    """Runs one C test binary; returns (passed, failed, failure lines)."""
+def run_binary(path, timeout, runner=()):
+    """Runs one C test binary, behind runner (e.g. wine) when given; returns
+    (passed, failed, failure lines)."""
     try:
-        p = subprocess.run([path], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run([*runner, path], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return 0, 1, [f"FAIL {path}: timed out after {timeout}s"]
     passed = failed = 0
@@ -58,6 +60,8 @@ def main():
     ap.add_argument("--build", default="build/cc")
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--no-python", action="store_true")
+    ap.add_argument("--runner", default="",
+                    help="command to run each test binary with, e.g. 'wine' for MinGW builds")
     args = ap.parse_args()
     start = time.time()
     passed = failed = skipped = 0
@@ -73,7 +77,7 @@ def main():
             for dirpath, _, files in os.walk(top):
                 bins += [os.path.join(dirpath, f) for f in files if not f.endswith((".o", ".d"))]
         for path in sorted(bins):
-            p, f, lines = run_binary(path, args.timeout)
+            p, f, lines = run_binary(path, args.timeout, shlex.split(args.runner))
             rel = os.path.relpath(path, ROOT)
             print(f"{rel}: {p} passed, {f} failed")
             for line in lines:
