@@ -10,6 +10,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -19,10 +20,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def run_binary(path, timeout, runner=()):
     """Runs one C test binary, behind runner (e.g. wine) when given; returns
     (passed, failed, failure lines)."""
-    try:
-        p = subprocess.run([*runner, path], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return 0, 1, [f"FAIL {path}: timed out after {timeout}s"]
+    # Output goes to files, not pipes: a runner's helper processes (wine's
+    # services) may inherit them and keep a pipe open long after the test ends.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            rc = subprocess.run([*runner, path], cwd=ROOT, stdout=out, stderr=err,
+                                timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            return 0, 1, [f"FAIL {path}: timed out after {timeout}s"]
+        out.seek(0)
+        err.seek(0)
+        p = subprocess.CompletedProcess(path, rc, out.read().decode(errors="replace"),
+                                        err.read().decode(errors="replace"))
     passed = failed = 0
     failures = []
     for line in p.stdout.splitlines():

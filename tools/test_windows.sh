@@ -28,6 +28,14 @@ if [ ! -f "$WINEPREFIX/system.reg" ]; then
     wineboot --init >/dev/null 2>&1 || wine cmd /c exit >/dev/null 2>&1
 fi
 
+# one wineserver for the whole run: without it every binary pays its start-up
+# (seconds each). It serves only this private prefix; stopped on exit.
+# Wine's helper processes (services.exe ...) start with the first program and
+# would inherit its output pipes, so a test harness waiting for end-of-output
+# would wait for them: start them here, with no pipes attached.
+wineserver -p >/dev/null 2>&1 && trap 'wineserver -k >/dev/null 2>&1' EXIT
+wine cmd /c exit </dev/null >/dev/null 2>&1
+
 $PYTHON tests/run_all.py --make "$MAKE CC=$MINGW_CC" --build "$BUILD" --runner wine --no-python
 tests=$?
 
