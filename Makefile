@@ -1,6 +1,7 @@
 # allocmark: benchmark and compare allocator strategies.
 #   make            build every strategy's executables with $(CC)
 #   make test       build and run the test suite (last line: N passed, N failed)
+#   make test-windows  MinGW-w64 build, its tests and a cell run under wine
 #   make bench      run the benchmark matrix, write results/<run>/ (QUICK=1: small matrix)
 #   make list       strategies, workloads and sizes
 # One executable per strategy and compiler: the strategy is chosen with
@@ -16,16 +17,29 @@ VARIANT ?=
 BUILD := build/$(CCNAME)$(VARIANT)
 
 WARN := -Wall -Wextra -Werror
-CFLAGS_ALL := -std=c11 $(OPT) -g $(WARN) -Iplatform -Iallocators -Icontainers -Iworkloads $(EXTRA_CFLAGS)
-LDLIBS_ALL := -lm -lpthread $(EXTRA_LDFLAGS)
+# MinGW-w64 (CC=x86_64-w64-mingw32-gcc): Windows executables. The C99 printf
+# (%zu, %llu) instead of msvcrt's; psapi for the process memory counters;
+# static so that no MinGW DLL (libwinpthread, libgcc) is needed to run them.
+ifneq ($(findstring mingw,$(CC)),)
+EXE := .exe
+OS_CFLAGS := -D__USE_MINGW_ANSI_STDIO=1
+OS_LIBS := -lpsapi -static
+else
+EXE :=
+OS_CFLAGS :=
+OS_LIBS := -lm -lpthread
+endif
+CFLAGS_ALL := -std=c11 $(OPT) -g $(WARN) $(OS_CFLAGS) -Iplatform -Iallocators -Icontainers -Iworkloads $(EXTRA_CFLAGS)
+LDLIBS_ALL := $(OS_LIBS) $(EXTRA_LDFLAGS)
 
 # ---- the rows, read from allocators/strategies.txt ----
 STRATEGY_LINES := $(shell awk '!/^\#/ && NF >= 4 {print $$1 "|" $$2 "|" $$3 "|" $$4}' allocators/strategies.txt)
 row_field = $(word $(2),$(subst |, ,$(filter $(1)|%,$(STRATEGY_LINES))))
 dash_empty = $(if $(filter -,$(1)),,$(subst ~, ,$(1)))
 ALL_ROWS := $(foreach l,$(STRATEGY_LINES),$(firstword $(subst |, ,$(l))))
-# a row that needs a library is built only where the library links
-links = $(shell printf 'int main(void){return 0;}\n' | $(CC) -x c - -o /dev/null $(1) 2>/dev/null && echo yes)
+# a row that needs a library is built only where the library links (to a
+# temporary file: the MinGW linker cannot write to /dev/null)
+links = $(shell t=$$(mktemp) && printf 'int main(void){return 0;}\n' | $(CC) -x c - -o "$$t" $(1) 2>/dev/null && echo yes; rm -f "$$t")
 ROWS := $(foreach r,$(ALL_ROWS),$(if $(call dash_empty,$(call row_field,$(r),4)),$(if $(call links,$(call dash_empty,$(call row_field,$(r),4))),$(r)),$(r)))
 comma := ,
 ifneq ($(ALLOCATORS),)
@@ -40,9 +54,8 @@ ROW_SRCS += allocators/boost_pool.c
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/common/%.o,allocators/allocator.c allocators/boost_pool.c allocators/pool.c allocators/fast_pool.c)
 STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))
 UNIT_TESTS := $(basename $(notdir $(wildcard tests/unit/*.c)))
-EXE :=
 
-.PHONY: all test bench list report clean help deps
+.PHONY: all test test-windows bench list report clean help deps
 all: cells tests-build
 
 # ---- per-row build: measured objects (AM_STATS=0) and counted objects (AM_STATS=1) ----
@@ -115,8 +128,12 @@ bench:
 list: $(firstword $(CELLS))
 	@$(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)
 
+# MinGW-w64 cross build, run under wine (installs both where it may, else skips)
+test-windows:
+	@MAKE="$(MAKE)" PYTHON="$(PYTHON)" sh tools/test_windows.sh
+
 help:
-	@sed -n '2,8p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,9p' Makefile | sed 's/^# \{0,1\}//'
 
 clean:
 	rm -rf build

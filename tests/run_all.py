@@ -7,20 +7,31 @@ one per strategy and test file (tests/strategy/*.c) plus the unit tests
 A binary that crashes or prints no summary counts as a failure."""
 import argparse
 import os
+import shlex
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_binary(path, timeout):
-    """Runs one C test binary; returns (passed, failed, failure lines)."""
-    try:
-        p = subprocess.run([path], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return 0, 1, [f"FAIL {path}: timed out after {timeout}s"]
+def run_binary(path, timeout, runner=()):
+    """Runs one C test binary, behind runner (e.g. wine) when given; returns
+    (passed, failed, failure lines)."""
+    # Output goes to files, not pipes: a runner's helper processes (wine's
+    # services) may inherit them and keep a pipe open long after the test ends.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            rc = subprocess.run([*runner, path], cwd=ROOT, stdout=out, stderr=err,
+                                timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            return 0, 1, [f"FAIL {path}: timed out after {timeout}s"]
+        out.seek(0)
+        err.seek(0)
+        p = subprocess.CompletedProcess(path, rc, out.read().decode(errors="replace"),
+                                        err.read().decode(errors="replace"))
     passed = failed = 0
     failures = []
     for line in p.stdout.splitlines():
@@ -42,11 +53,11 @@ class CountingResult(unittest.TextTestResult):
 
 
 def run_python_tests():
-    if not os.path.isdir(os.path.join(ROOT, "tests", "python")):
+    top = os.path.join(ROOT, "tests", "python")
+    if not os.path.isdir(top):
         return 0, 0, 0
     loader = unittest.TestLoader()
-    suite = loader.discover(os.path.join(ROOT, "tests", "python"), pattern="test_*.py",
-                            top_level_dir=os.path.join(ROOT, "tests", "python"))
+    suite = loader.discover(top, pattern="test_*.py", top_level_dir=top)
     result = unittest.TextTestRunner(stream=sys.stdout, verbosity=1).run(suite)
     failed = len(result.failures) + len(result.errors)
     skipped = len(result.skipped)
@@ -60,6 +71,8 @@ def main():
     ap.add_argument("--build", default="build/cc")
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--no-python", action="store_true")
+    ap.add_argument("--runner", default="",
+                    help="command to run each test binary with, e.g. 'wine' for MinGW builds")
     args = ap.parse_args()
     start = time.time()
     # the Python tests that run cells find them here (build/<cc><variant>)
@@ -77,7 +90,7 @@ def main():
             for dirpath, _, files in os.walk(top):
                 bins += [os.path.join(dirpath, f) for f in files if not f.endswith((".o", ".d"))]
         for path in sorted(bins):
-            p, f, lines = run_binary(path, args.timeout)
+            p, f, lines = run_binary(path, args.timeout, shlex.split(args.runner))
             rel = os.path.relpath(path, ROOT)
             print(f"{rel}: {p} passed, {f} failed")
             for line in lines:
