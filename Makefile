@@ -56,6 +56,8 @@ STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))
 UNIT_TESTS := $(basename $(notdir $(wildcard tests/unit/*.c)))
 
 .PHONY: all test test-windows bench list report clean help deps
+# objects shared by several links are never intermediate: keep them
+.SECONDARY:
 all: cells tests-build
 
 # ---- per-row build: measured objects (AM_STATS=0) and counted objects (AM_STATS=1) ----
