@@ -17,8 +17,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def run_binary(path, timeout):
     """Runs one C test binary; returns (passed, failed, failure lines)."""
+    env = dict(os.environ)
+    env.setdefault("LSAN_OPTIONS", "suppressions=" + os.path.join(ROOT, "tests", "lsan.supp"))
     try:
-        p = subprocess.run([path], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run([path], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return 0, 1, [f"FAIL {path}: timed out after {timeout}s"]
     passed = failed = 0
