@@ -119,6 +119,7 @@ AM_INLINE LN *LF(erase)(L *l, LN *n) {
 AM_INLINE void LF(pop_front)(L *l) { LF(erase)(l, l->head); }
 AM_INLINE void LF(pop_back)(L *l) { LF(erase)(l, l->tail); }
 
+AM_INLINE size_t LF(size)(const L *l) { return l->size; }
 AM_INLINE LN *LF(first)(const L *l) { return l->head; }
 AM_INLINE LN *LF(last)(const L *l) { return l->tail; }
 AM_INLINE LN *LF(next)(const LN *n) { return n->next; }

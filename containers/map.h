@@ -43,8 +43,8 @@
 #define MF(f) AM_MAP_CAT(M, f)
 #define MN MF(node)
 
-/* The same four words of links and colour as libstdc++'s _Rb_tree_node, so a
- * node asks the allocator for what std::map's would. */
+/* Three links and a colour, as libstdc++'s _Rb_tree_node: a node asks the
+ * allocator for about what std::map's would. */
 typedef struct MN {
     struct MN *parent, *left, *right;
     int red;

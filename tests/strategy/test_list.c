@@ -26,7 +26,7 @@ static int rec_eq(rec x, rec y) { return x.key == y.key && x.seq == y.seq; }
 
 /* 1 if l holds exactly m's records, forwards and backwards, links consistent */
 static int list_matches(const rlist *l, const model *m) {
-    if (l->size != m->n) return 0;
+    if (rlist_size(l) != m->n) return 0;
     if (!l->head != !l->tail) return 0;
     if (l->head && (l->head->prev || l->tail->next)) return 0;
     size_t i = 0;
