@@ -82,8 +82,8 @@ $(BUILD)/bin/am-cell-$(1)-stats$(EXE): $$($(1)_SOBJS)
 	$$(CC) $(CFLAGS_ALL) -o $$@ $$^ $$($(1)_LIBS) $(LDLIBS_ALL)
 $(BUILD)/tests/$(1)/%$(EXE): tests/strategy/%.c $(BUILD)/common/tests/check.o $$(filter-out %/cell_main.o,$$($(1)_SOBJS))
 	@mkdir -p $$(@D)
-	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=1 -Itests -o $$@ $$^ $$($(1)_LIBS) $(LDLIBS_ALL)
--include $$($(1)_OBJS:.o=.d) $$($(1)_SOBJS:.o=.d)
+	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=1 -Itests -MMD -MP -o $$@ $$(filter %.c %.o,$$^) $$($(1)_LIBS) $(LDLIBS_ALL)
+-include $$($(1)_OBJS:.o=.d) $$($(1)_SOBJS:.o=.d) $$(foreach t,$(STRATEGY_TESTS),$(BUILD)/tests/$(1)/$$(t).d)
 endef
 $(foreach r,$(ROWS),$(eval $(call ROW_RULES,$(r))))
 
