@@ -156,7 +156,7 @@ list: $(firstword $(CELLS))
 	@$(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)
 
 help:
-	@sed -n '2,8p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
 
 clean:
 	rm -rf build

@@ -151,7 +151,7 @@ def runs_block(runs, markdown):
 
 def mismatch_block(mismatches, markdown):
     if not mismatches:
-        return "Every cell is in every run.\n"
+        return ("" if markdown else "\n") + "Every cell is in every run.\n"
     head = f"Cells not in every run ({len(mismatches)}):"
     return (f"## {head}\n\n" if markdown else f"\n{head}\n") + \
         "".join(("- " if markdown else "  ") + m + "\n" for m in mismatches)
