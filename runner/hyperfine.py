@@ -48,7 +48,8 @@ def make_parser():
                     help=f"least runs per command (hyperfine --min-runs, at least {MIN_RUNS})")
     ap.add_argument("--strategy", default="system",
                     help="strategy whose builds are compared across compilers (system)")
-    ap.add_argument("--allocators", type=allocmark.names_arg, metavar="A,B", help="strategies for (a) (every built one)")
+    ap.add_argument("--allocators", type=allocmark.names_arg, metavar="A,B",
+                    help="strategies for (a) (every built one)")
     ap.add_argument("--hyperfine", default="hyperfine", help=argparse.SUPPRESS)
     ap.add_argument("--build-root", default=os.path.join(allocmark.ROOT, "build"), help=argparse.SUPPRESS)
     return ap
