@@ -4,6 +4,10 @@
 #   make test-windows  MinGW-w64 build, its tests and a cell run under wine
 #   make bench      run the benchmark matrix, write results/<run>/ (QUICK=1: small matrix)
 #   make list       strategies, workloads and sizes
+#   make hyperfine  whole-process timings with hyperfine, into RUN (results/latest)
+#   make compare RUNS="results/a results/b"   several runs side by side
+# COMPILERS="gcc clang-14" (make bench, make hyperfine): one build folder each,
+# one matrix; default: CC when given, else every one of gcc and clang on PATH.
 # One executable per strategy and compiler: the strategy is chosen with
 # -DAM_STRATEGY, so its fast path inlines into the containers (no vtable).
 
@@ -32,6 +36,16 @@ endif
 CFLAGS_ALL := -std=c11 $(OPT) -g $(WARN) $(OS_CFLAGS) -Iplatform -Iallocators -Icontainers -Iworkloads $(EXTRA_CFLAGS)
 LDLIBS_ALL := $(OS_LIBS) $(EXTRA_LDFLAGS)
 
+# Objects depend on this stamp, which changes only when the flags do, so that
+# `make bench OPT=-O3` after an -O2 build rebuilds instead of measuring stale code.
+FLAGS_STAMP := $(BUILD)/flags.txt
+FLAGS_TEXT := $(CC) $(CFLAGS_ALL) | $(LDLIBS_ALL)
+ifneq ($(if $(MAKECMDGOALS),$(filter-out clean help compare bench hyperfine,$(MAKECMDGOALS)),all),)
+$(shell mkdir -p $(BUILD) && printf '%s\n' '$(FLAGS_TEXT)' > $(FLAGS_STAMP).new && \
+  { cmp -s $(FLAGS_STAMP).new $(FLAGS_STAMP) && rm -f $(FLAGS_STAMP).new || mv -f $(FLAGS_STAMP).new $(FLAGS_STAMP); })
+endif
+$(FLAGS_STAMP): ;
+
 # ---- the rows, read from allocators/strategies.txt ----
 STRATEGY_LINES := $(shell awk '!/^\#/ && NF >= 4 {print $$1 "|" $$2 "|" $$3 "|" $$4}' allocators/strategies.txt)
 row_field = $(word $(2),$(subst |, ,$(filter $(1)|%,$(STRATEGY_LINES))))
@@ -55,7 +69,7 @@ UNIT_OBJS := $(patsubst %.c,$(BUILD)/common/%.o,allocators/allocator.c allocator
 STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))
 UNIT_TESTS := $(basename $(notdir $(wildcard tests/unit/*.c)))
 
-.PHONY: all test test-windows bench list report clean help deps
+.PHONY: all test test-windows bench list report clean help deps hyperfine compare compiler-info
 # objects shared by several links are never intermediate: keep them
 .SECONDARY:
 all: cells tests-build
@@ -68,10 +82,10 @@ $(1)_LIBS := $(call dash_empty,$(call row_field,$(1),4))
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/$(1)/%.o,$(ROW_SRCS) allocators/$$($(1)_SRC).c)
 $(1)_SOBJS := $$(patsubst %.c,$(BUILD)/$(1)-stats/%.o,$(ROW_SRCS) allocators/$$($(1)_SRC).c)
 
-$(BUILD)/$(1)/%.o: %.c
+$(BUILD)/$(1)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $$(@D)
 	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=0 -MMD -MP -c $$< -o $$@
-$(BUILD)/$(1)-stats/%.o: %.c
+$(BUILD)/$(1)-stats/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $$(@D)
 	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=1 -MMD -MP -c $$< -o $$@
 $(BUILD)/bin/am-cell-$(1)$(EXE): $$($(1)_OBJS)
@@ -87,7 +101,7 @@ $(BUILD)/tests/$(1)/%$(EXE): tests/strategy/%.c $(BUILD)/common/tests/check.o $$
 endef
 $(foreach r,$(ROWS),$(eval $(call ROW_RULES,$(r))))
 
-$(BUILD)/common/%.o: %.c
+$(BUILD)/common/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 $(BUILD)/unit/%$(EXE): tests/unit/%.c $(BUILD)/common/tests/check.o $(BUILD)/common/$(basename $(PLATFORM_SRCS)).o $(UNIT_OBJS)
@@ -113,19 +127,51 @@ test:
 # installed here shows up only there), then run the matrix.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 BENCH_BASE := $(or $(BASELINE),monotonic$(comma)system)
-BENCH_ARGS := --compilers $(CCNAME)$(VARIANT) $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
+# COMPILERS: the compiler commands, checked by runner/compilers.py before
+# anything is built (a missing one: exit 2 naming it). CC given on the command
+# line or in the environment means just that compiler.
+ifeq ($(origin COMPILERS),undefined)
+COMPILERS := $(if $(filter default,$(origin CC)),,$(CC))
+endif
+BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
 	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SIZES),--sizes $(SIZES)) \
 	$(if $(SAMPLES),--samples $(SAMPLES)) $(if $(BASELINE),--baseline $(BASELINE)) \
 	$(if $(SEED),--seed $(SEED)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) $(BENCH_FLAGS)
+# shell snippets: $$ccs = the checked commands, then each one's cells built in
+# build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
+CHECK_COMPILERS = ccs=$$($(PYTHON) runner/compilers.py $(COMPILERS)) || exit 2
+BUILD_EACH = names=; for cc in $$ccs; do \
+	  $(MAKE) --no-print-directory cells compiler-info CC=$$cc $(1) || exit 1; \
+	  names="$$names$${names:+,}$${cc\#\#*/}$(VARIANT)"; done
 bench:
-	@tools/need.sh --for "the system-jemalloc row" jemalloc libjemalloc-dev || true
-	@tools/need.sh --for "the system-tcmalloc row" tcmalloc_minimal libgoogle-perftools-dev || true
-	@tools/need.sh --for "the system-mimalloc row" mimalloc libmimalloc-dev || true
-	@$(MAKE) --no-print-directory -j$(NPROC) cells $(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE))
-	@$(PYTHON) -c 'import json, os, sys; json.dump({"command": sys.argv[1], "flags": sys.argv[2]}, open(sys.argv[3] + ".tmp", "w")); os.replace(sys.argv[3] + ".tmp", sys.argv[3])' \
-		'$(CC)' '$(CFLAGS_ALL) $(LDLIBS_ALL)' $(BUILD)/compiler.json
-	@$(PYTHON) runner/allocmark.py $(BENCH_ARGS)
-	@$(PYTHON) report/report.py $(or $(OUT),results/latest) || [ $$? -eq 1 ]
+	@$(CHECK_COMPILERS); \
+	tools/need.sh --for "the system-jemalloc row" jemalloc libjemalloc-dev; \
+	tools/need.sh --for "the system-tcmalloc row" tcmalloc_minimal libgoogle-perftools-dev; \
+	tools/need.sh --for "the system-mimalloc row" mimalloc libmimalloc-dev; \
+	$(call BUILD_EACH,$(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE))); \
+	$(PYTHON) runner/allocmark.py --compilers $$names $(BENCH_ARGS) && \
+	{ $(PYTHON) report/report.py $(or $(OUT),results/latest) || [ $$? -eq 1 ]; }
+
+# what meta.json says about this compiler: its command and every flag
+compiler-info:
+	@mkdir -p $(BUILD)
+	@$(PYTHON) -c 'import json, os, sys; json.dump({"command": sys.argv[1], "opt": sys.argv[2], "flags": sys.argv[3]}, open(sys.argv[4] + ".tmp", "w")); os.replace(sys.argv[4] + ".tmp", sys.argv[4])' \
+		'$(CC)' '$(OPT)' '$(CFLAGS_ALL) $(LDLIBS_ALL)' $(BUILD)/compiler.json
+
+# make hyperfine: whole processes timed by hyperfine, written into RUN
+RUN ?= results/latest
+HF_ARGS := --run $(RUN) $(if $(HF_WORKLOAD),--workload $(HF_WORKLOAD)) $(if $(HF_SIZE),--size $(HF_SIZE)) \
+	$(if $(HF_REPS),--reps $(HF_REPS)) $(if $(HF_RUNS),--runs $(HF_RUNS)) \
+	$(if $(HF_STRATEGY),--strategy $(HF_STRATEGY)) $(if $(ALLOCATORS),--allocators $(ALLOCATORS))
+hyperfine:
+	@$(CHECK_COMPILERS); \
+	tools/need.sh --for "make hyperfine" hyperfine hyperfine || exit 0; \
+	$(call BUILD_EACH,$(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(or $(HF_STRATEGY),system))); \
+	$(PYTHON) runner/hyperfine.py --compilers $$names $(HF_ARGS)
+
+# make compare RUNS="results/a results/b" [OUT=dir]
+compare:
+	@$(PYTHON) runner/compare.py $(RUNS) $(if $(OUT),--out $(OUT))
 
 list: $(firstword $(CELLS))
 	@$(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)
@@ -135,7 +181,7 @@ test-windows:
 	@MAKE="$(MAKE)" PYTHON="$(PYTHON)" sh tools/test_windows.sh
 
 help:
-	@sed -n '2,9p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
 
 clean:
 	rm -rf build

@@ -24,6 +24,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import crosscc  # noqa: E402
+import rundir  # noqa: E402
 import stats  # noqa: E402
 import tables  # noqa: E402
 
@@ -800,6 +802,13 @@ def run(args):
     text = write_outputs(out_dir, cells, ratios, make_meta(args, cfg, cells, started, state), cfg["order"])
     point_latest(out_dir)
     print(text)
+    if len(cfg["compilers"]) > 1:
+        try:
+            cross = crosscc.write(out_dir, cfg["compilers"])
+            if cross:
+                print(cross)
+        except (rundir.RunError, OSError) as e:
+            print(f"allocmark: no cross-compiler tables: {e}", file=sys.stderr)
     failed = [c for c in cells if c.status == "failed"]
     done = [c for c in cells if c.status != "pending"]
     for c in failed:

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""compare.py: puts several finished runs side by side (another machine, another
+day, another compiler version): cells matched by (compiler, strategy, workload,
+size, threads, param), one column a run, each run's ratio to the first with a
+bootstrap interval from the raw samples. Cells missing from some run are listed
+at the end, never dropped. It measures nothing.
+
+  runner/compare.py RUN RUN... [--out DIR]
+writes compare.txt, compare.md and compare.csv to DIR (results/compare-<timestamp>/)."""
+import argparse
+import datetime
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import rundir  # noqa: E402
+import stats  # noqa: E402
+import tables  # noqa: E402
+
+CSV_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "run", "label", "status",
+            "median_ns_per_op", "reference", "ratio", "ci_low", "ci_high", "significant"]
+LEGEND = ("median time per operation in each run; X/A = run X / run A (above 1: slower than in A) "
+          "with its 95% bootstrap interval; " + tables.NOT_SIGNIFICANT +
+          " = not significant (the interval contains 1); - = not in that run")
+SEED = 20240601  # fixed: the same runs compared twice give the same intervals
+
+
+def letters(n):
+    out = []
+    for i in range(n):
+        s, j = "", i
+        while True:
+            s = chr(ord("A") + j % 26) + s
+            j = j // 26 - 1
+            if j < 0:
+                break
+        out.append(s)
+    return out
+
+
+def run_labels(runs):
+    """run id @ host, made unique when the same run is given twice."""
+    out, seen = [], {}
+    for r in runs:
+        base = f"{r.run_id}@{r.host}"
+        seen[base] = seen.get(base, 0) + 1
+        out.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
+    return out
+
+
+def compiler_text(run, name):
+    info = run.compiler_info(name)
+    text = info.get("version") or info.get("version_line") or name
+    return text + (f" {info['opt']}" if info.get("opt") else "")
+
+
+def _num(v):
+    return "" if v is None else f"{v:.6g}"
+
+
+def _order(runs):
+    """Every cell of every run: groups (compiler, workload, threads, param) in
+    first-seen order, strategies in the runs' order, sizes ascending."""
+    strategies, workloads = [], []
+    for r in runs:
+        for s in r.meta.get("strategies") or []:
+            if s not in strategies:
+                strategies.append(s)
+        for w in r.meta.get("workloads") or []:
+            if w not in workloads:
+                workloads.append(w)
+    keys = []
+    seen = set()
+    for r in runs:
+        for k in r.summary:
+            if k not in seen:
+                seen.add(k)
+                keys.append(k)
+
+    def pos(lst, v):
+        return (lst.index(v) if v in lst else len(lst), v)
+
+    def sort_key(k):
+        c, s, w, size, t, p = k
+        return (c, pos(workloads, w), int(t), p, pos(strategies, s), int(size))
+    return sorted(keys, key=sort_key)
+
+
+def compare(runs):
+    """(csv rows, tables, mismatch lines) for loaded runs; the first is the reference."""
+    labels = run_labels(runs)
+    ids = letters(len(runs))
+    rows, groups, mismatches = [], {}, []
+    for k in _order(runs):
+        compiler, strategy, workload, size, threads, param = k
+        ref = runs[0]
+        ref_ok = k in ref.summary and rundir.median_of(ref.summary[k]) is not None and ref.samples.get(k)
+        line, ratio_cells = [strategy, size], []
+        for i, r in enumerate(runs):
+            row = r.summary.get(k)
+            med = rundir.median_of(row) if row else None
+            status = "missing" if row is None else row.get("status") or "?"
+            line.append("-" if row is None else "failed" if med is None else tables.format_time(med))
+            ratio = lo = hi = sig = None
+            if i > 0:
+                xs = r.samples.get(k)
+                if med is not None and xs and ref_ok:
+                    ratio, lo, hi = stats.ratio_ci(xs, ref.samples[k],
+                                                   stats.seed_for(SEED, "compare", labels[i], *k))
+                    sig = stats.significant(lo, hi)
+                    ratio_cells.append(tables.format_ratio(ratio, lo, hi, sig))
+                else:
+                    ratio_cells.append("-")
+            rows.append(list(k) + [ids[i], f"{labels[i]} {compiler_text(r, compiler)}", status, _num(med),
+                                   ids[0], _num(ratio) if i else "1" if med is not None else "",
+                                   _num(lo), _num(hi), "" if sig is None else "1" if sig else "0"])
+        groups.setdefault((compiler, workload, threads, param), []).append(line + ratio_cells)
+        absent = [ids[i] for i, r in enumerate(runs) if k not in r.summary]
+        if absent:
+            present = [ids[i] for i, r in enumerate(runs) if k in r.summary]
+            extra = "" if (threads, param) == ("1", "0") else f" threads {threads} param {param}"
+            mismatches.append(f"{compiler} {strategy} {workload} size {size}{extra}: "
+                              f"only in {', '.join(present)}; missing from {', '.join(absent)}")
+    out = []
+    for (compiler, workload, threads, param), lines in groups.items():
+        header = ["strategy", "size"] + [f"{ids[i]} {labels[i]} {compiler_text(r, compiler)}"
+                                         for i, r in enumerate(runs)] + [f"{x}/{ids[0]}" for x in ids[1:]]
+        extra = []
+        if threads not in ("", "1"):
+            extra.append(f"threads {threads}")
+        if param not in ("", "0", "0.0"):
+            extra.append(f"param {param}")
+        out.append({"title": f"{compiler}: {workload}" + (f" ({', '.join(extra)})" if extra else ""),
+                    "header": header, "rows": lines, "legend": LEGEND})
+    return rows, out, mismatches
+
+
+def runs_block(runs, markdown):
+    labels, ids = run_labels(runs), letters(len(runs))
+    out = []
+    for i, r in enumerate(runs):
+        cc = "; ".join(f"{c} = {compiler_text(r, c)}" for c in r.compiler_names())
+        facts = ", ".join(x for x in (r.meta.get("date"), r.meta.get("cpu_model"),
+                                      r.meta.get("git_revision") and "git " + r.meta["git_revision"][:12]) if x)
+        text = f"{ids[i]} = {labels[i]}: {r.path}" + (f" ({facts})" if facts else "") + f"; compilers: {cc}"
+        out.append(("- " if markdown else "  ") + text)
+    return "\n".join(out)
+
+
+def mismatch_block(mismatches, markdown):
+    if not mismatches:
+        return ("" if markdown else "\n") + "Every cell is in every run.\n"
+    head = f"Cells not in every run ({len(mismatches)}):"
+    return (f"## {head}\n\n" if markdown else f"\n{head}\n") + \
+        "".join(("- " if markdown else "  ") + m + "\n" for m in mismatches)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="compare.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("runs", nargs="*", metavar="RUN", help="run folders (results/<run-id>); the first is the reference")
+    ap.add_argument("--out", help="folder to write into (default results/compare-<timestamp>)")
+    args = ap.parse_args(argv)
+    if len(args.runs) < 2:
+        print('compare: give at least two run folders, e.g. make compare RUNS="results/a results/b"',
+              file=sys.stderr)
+        return 2
+    try:
+        runs = [rundir.load(p) for p in args.runs]
+    except rundir.RunError as e:
+        print(f"compare: {e}", file=sys.stderr)
+        return 2
+    out_dir = args.out or os.path.join(ROOT, "results",
+                                       "compare-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        print(f"compare: cannot create '{out_dir}': {e.strerror or e}", file=sys.stderr)
+        return 2
+    rows, tbls, mismatches = compare(runs)
+    text = (f"Runs compared (ratios to A):\n{runs_block(runs, False)}\n\n" + tables.render_text(tbls) +
+            mismatch_block(mismatches, False))
+    md = (f"# allocmark: {len(runs)} runs compared\n\nRatios are to A.\n\n{runs_block(runs, True)}\n\n" +
+          tables.render_markdown(tbls) + mismatch_block(mismatches, True))
+    rundir.write_atomic(os.path.join(out_dir, "compare.csv"), rundir.csv_text(CSV_COLS, rows))
+    rundir.write_atomic(os.path.join(out_dir, "compare.txt"), text)
+    rundir.write_atomic(os.path.join(out_dir, "compare.md"), md)
+    print(text)
+    print(f"wrote {os.path.join(out_dir, 'compare.txt')}, compare.md and compare.csv")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""hyperfine.py: whole-process timings with hyperfine, next to the runner's
+per-operation figures: (a) every strategy's cell on one workload and size,
+(b) every compiler's build of one strategy. Each process does the same fixed
+work (--reps R, one sample). Writes hyperfine-strategies.json|md and
+hyperfine-compilers.json|md into the run folder. Peak memory is not
+hyperfine's: it is the cell's own VmHWM, read from one extra run of each command.
+Driven by `make hyperfine`, which builds the cells first."""
+import argparse
+import datetime
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import allocmark  # noqa: E402
+import rundir  # noqa: E402
+
+PREFERRED_WORKLOADS = ("thrash_pool_map_list_unaligned", "thrash_pool")
+DEFAULT_SIZE = 1810
+MIN_RUNS = 10
+WARMUP = 3
+# calibration: one sample of this many ms with the reference strategy; the
+# process then does calibration + warm-up + sample, about three times that
+CALIBRATE_MS = 50.0
+
+
+class UsageError(Exception):
+    pass
+
+
+def make_parser():
+    ap = argparse.ArgumentParser(prog="hyperfine.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--compilers", type=allocmark.names_arg, required=True, metavar="C,D",
+                    help="build folders build/<name>/bin; the first one's strategies are compared")
+    ap.add_argument("--run", default="results/latest", help="run folder to write into (results/latest)")
+    ap.add_argument("--workload", help=f"workload ({' if it exists, else '.join(PREFERRED_WORKLOADS)})")
+    ap.add_argument("--size", type=allocmark.whole_number(1), default=DEFAULT_SIZE, help=f"size ({DEFAULT_SIZE})")
+    ap.add_argument("--reps", type=allocmark.whole_number(1),
+                    help=f"repetitions every process does (default: what makes one sample of the "
+                         f"reference strategy last {CALIBRATE_MS:g} ms)")
+    ap.add_argument("--runs", type=allocmark.whole_number(MIN_RUNS), default=MIN_RUNS,
+                    help=f"least runs per command (hyperfine --min-runs, at least {MIN_RUNS})")
+    ap.add_argument("--strategy", default="system",
+                    help="strategy whose builds are compared across compilers (system)")
+    ap.add_argument("--allocators", type=allocmark.names_arg, metavar="A,B",
+                    help="strategies for (a) (every built one)")
+    ap.add_argument("--hyperfine", default="hyperfine", help=argparse.SUPPRESS)
+    ap.add_argument("--build-root", default=os.path.join(allocmark.ROOT, "build"), help=argparse.SUPPRESS)
+    return ap
+
+
+def run_folder(path):
+    """The folder to write into: RUN itself, or a new results/<timestamp>/
+    when RUN is the `latest` link and no run exists yet."""
+    if os.path.isdir(path):
+        return path
+    if os.path.basename(os.path.normpath(path)) == "latest":
+        path = os.path.join(os.path.dirname(os.path.normpath(path)),
+                            datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create the run folder '{path}': {e.strerror or e}")
+    return path
+
+
+def cell_command(exe, workload, size, reps):
+    return [exe, "--workload", workload, "--size", str(size), "--reps", str(reps), "--samples", "1"]
+
+
+def run_once(cmd):
+    """One run of a cell: its JSON (peak_rss, reps); UsageError when it fails."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"{' '.join(cmd)} did not finish in 300 s")
+    out = allocmark.parse_json_line(p.stdout)
+    if p.returncode != 0 or not out or out.get("status") != "ok":
+        why = (out or {}).get("reason") or (p.stderr.strip().splitlines() or ["no output"])[-1]
+        raise UsageError(f"{' '.join(cmd)} failed (exit status {p.returncode}): {why}")
+    return out
+
+
+def time_commands(args, named, out_dir, stem, title, reps, workload, size, cc_note):
+    """hyperfine over named [(name, argv)]; writes <stem>.json and <stem>.md."""
+    rss = {name: run_once(cmd).get("peak_rss") for name, cmd in named}
+    with tempfile.TemporaryDirectory(prefix="allocmark-hf-") as tmp:
+        js, md = os.path.join(tmp, "out.json"), os.path.join(tmp, "out.md")
+        hf = [args.hyperfine, "-N", "--warmup", str(WARMUP), "--min-runs", str(args.runs),
+              "--export-json", js, "--export-markdown", md]
+        for name, cmd in named:
+            hf += ["--command-name", name, " ".join(shlex.quote(a) for a in cmd)]
+        print(f"== {title} ==", flush=True)
+        p = subprocess.run(hf)
+        if p.returncode != 0:
+            raise UsageError(f"hyperfine failed (exit status {p.returncode}) on {title}")
+        with open(js, encoding="utf-8") as f:
+            data = json.load(f)
+        with open(md, encoding="utf-8") as f:
+            table = f.read()
+    version = allocmark.command_output([args.hyperfine, "--version"]) or "hyperfine"
+    data["allocmark"] = {"workload": workload, "size": size, "reps": reps, "samples": 1,
+                         "warmup": WARMUP, "min_runs": args.runs, "hyperfine": version,
+                         "compilers": cc_note,
+                         "peak_rss_source": "the cell's own VmHWM, one extra run of each command"}
+    for r in data.get("results", []):
+        r["peak_rss_bytes"] = rss.get(r.get("command"))
+    note = (f"Each process: `--workload {workload} --size {size} --reps {reps} --samples 1` "
+            f"(calibration run, warm-up run and one sample of {reps} repetitions: the same work in "
+            f"every command). {version}, {WARMUP} warm-up runs, at least {args.runs} runs, no shell "
+            f"(`-N`). Compilers: {cc_note}.\n\n"
+            f"hyperfine times whole processes (start, page faults, exit included) and does not "
+            f"measure memory: the peak memory below is the cell's own measurement (VmHWM, as "
+            f"`peak_rss_bytes` in summary.csv), from one extra run of each command.\n\n")
+    peak = "| command | peak RSS |\n|:---|---:|\n" + "".join(
+        f"| `{name}` | {rss[name] / 1048576:.1f} MiB |\n" if rss.get(name) else f"| `{name}` | - |\n"
+        for name, _ in named)
+    rundir.write_atomic(os.path.join(out_dir, stem + ".json"), json.dumps(data, indent=2) + "\n")
+    rundir.write_atomic(os.path.join(out_dir, stem + ".md"),
+                        f"# {title}\n\n{note}{table.rstrip()}\n\n{peak}")
+    return os.path.join(out_dir, stem + ".md")
+
+
+def main(argv=None):
+    args = make_parser().parse_args(argv)
+    try:
+        if not shutil.which(args.hyperfine):
+            print("allocmark: hyperfine is missing; install it with: sudo apt-get install hyperfine; "
+                  "skipping make hyperfine")
+            return 0
+        known = [r for r, _, _ in allocmark.read_strategies()]
+        rows_of = {}
+        for c in args.compilers:
+            rows_of[c] = allocmark.built_rows(allocmark.bin_dir(args, c), known)
+            if not rows_of[c]:
+                raise UsageError(f"no cells built for compiler '{c}' (nothing in {allocmark.bin_dir(args, c)})")
+        ref = args.compilers[0]
+        strategies = args.allocators or rows_of[ref]
+        for s in strategies:
+            if s not in rows_of[ref]:
+                raise UsageError(f"strategy '{s}' is not built for {ref}; built: {', '.join(rows_of[ref])}")
+        exe = {c: {r: allocmark.cell_exe(allocmark.bin_dir(args, c), r) for r in rows_of[c]} for c in rows_of}
+        listing = allocmark.list_workloads(exe[ref][rows_of[ref][0]])
+        names = [w["name"] for w in listing["workloads"]]
+        workload = args.workload or next((w for w in PREFERRED_WORKLOADS if w in names), names[0])
+        if workload not in names:
+            raise UsageError(f"unknown workload '{workload}'; valid: {', '.join(names)}")
+        several = len(args.compilers) > 1
+        if several:
+            for c in args.compilers:
+                if args.strategy not in rows_of[c]:
+                    raise UsageError(f"strategy '{args.strategy}' is not built for {c}; built: {', '.join(rows_of[c])}")
+        reps = args.reps
+        if not reps:
+            base = args.strategy if args.strategy in rows_of[ref] else strategies[0]
+            cal = run_once([exe[ref][base], "--workload", workload, "--size", str(args.size),
+                            "--samples", "1", "--min-ms", repr(CALIBRATE_MS)])
+            reps = int(cal["reps"])
+        out_dir = run_folder(args.run)
+        info = {c: allocmark.compiler_info(args, c, listing if c == ref else
+                                           allocmark.list_workloads(exe[c][rows_of[c][0]]))
+                for c in args.compilers}
+
+        def note(cs):
+            return "; ".join(f"{c} = {info[c].get('version_line') or info[c].get('version') or '?'}"
+                             f"{', ' + info[c]['opt'] if info[c].get('opt') else ''}" for c in cs)
+
+        written = [time_commands(args, [(s, cell_command(exe[ref][s], workload, args.size, reps))
+                                        for s in strategies],
+                                 out_dir, "hyperfine-strategies",
+                                 f"hyperfine: strategies on {workload} {args.size} ({ref})",
+                                 reps, workload, args.size, note([ref]))]
+        if several:
+            written.append(time_commands(
+                args, [(c, cell_command(exe[c][args.strategy], workload, args.size, reps))
+                       for c in args.compilers],
+                out_dir, "hyperfine-compilers",
+                f"hyperfine: {args.strategy} built by each compiler, {workload} {args.size}",
+                reps, workload, args.size, note(args.compilers)))
+        for w in written:
+            print(f"wrote {w} (and .json)")
+        return 0
+    except UsageError as e:
+        print(f"allocmark: {e}", file=sys.stderr)
+        return 2
+    except allocmark.UsageError as e:
+        print(f"allocmark: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

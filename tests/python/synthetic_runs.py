@@ -1,0 +1,60 @@
+"""synthetic_runs.py: writes small made-up run folders (summary.csv, samples.csv,
+meta.json in the runner's columns) for the tests of the tools that read runs
+back: cross-compiler tables and compare. Not a test module itself."""
+import csv
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runner"))
+import allocmark  # noqa: E402
+import stats  # noqa: E402
+
+
+def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2"):
+    """cells: {(compiler, strategy, workload, size): [ns per op samples] or None (failed)}.
+    compilers: their order, as meta.json names them."""
+    os.makedirs(path, exist_ok=True)
+    summary, samples = [], []
+    for (cc, strategy, workload, size), xs in cells.items():
+        key = [cc, strategy, workload, size, 1, "0"]
+        if xs is None:
+            summary.append(key + ["failed", "crashed (SIGSEGV)"] + [""] * (len(allocmark.SUMMARY_COLS) - 8))
+            continue
+        row = {c: "" for c in allocmark.SUMMARY_COLS}
+        row.update(zip(["compiler", "strategy", "workload", "size", "threads", "param"], key))
+        lo, hi = stats.median_ci(xs, 1)
+        row.update({"status": "ok", "samples": len(xs), "reps": 1, "ops_per_rep": 1,
+                    "median_ns_per_op": stats.median(xs), "min_ns_per_op": min(xs),
+                    "ci_low_ns": lo, "ci_high_ns": hi, "cv": stats.cv(xs)})
+        summary.append([row[c] for c in allocmark.SUMMARY_COLS])
+        for i, x in enumerate(xs):
+            samples.append(key + [i, 1, x, x])
+    for name, cols, rows in (("summary.csv", allocmark.SUMMARY_COLS, summary),
+                             ("samples.csv", allocmark.SAMPLE_COLS, samples)):
+        with open(os.path.join(path, name), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(cols)
+            w.writerows(rows)
+    strategies = []
+    for k in cells:
+        if k[1] not in strategies:
+            strategies.append(k[1])
+    meta = {"run_id": run_id or os.path.basename(path), "host": host, "seed": seed,
+            "strategies": strategies, "workloads": sorted({k[2] for k in cells}),
+            "compilers": [{"name": c, "command": c, "version": f"{c} 1.0", "opt": opt} for c in compilers]}
+    with open(os.path.join(path, "meta.json"), "w") as f:
+        json.dump(meta, f)
+    return path
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        r = csv.reader(f)
+        header = next(r)
+        return header, [dict(zip(header, row)) for row in r]
+
+
+def spread(center, n=9, step=0.01):
+    """n samples around center, within +-step*n/2 of it (relative)."""
+    return [center * (1 + step * (i - n // 2)) for i in range(n)]

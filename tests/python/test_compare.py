@@ -1,0 +1,138 @@
+"""Tests of runner/compare.py on synthetic run folders: cells matched across
+runs, ratios to the first run from the samples, cells missing from a run
+listed (never dropped), and bad folders refused with exit 2 naming the file."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+COMPARE = os.path.join(ROOT, "runner", "compare.py")
+sys.path.insert(0, HERE)
+import synthetic_runs as syn  # noqa: E402
+
+RUN_A = {
+    ("gcc", "system", "thrash_pool", 10): syn.spread(100.0),
+    ("gcc", "system", "thrash_pool", 1810): syn.spread(1000.0, step=0.1),
+    ("gcc", "ideal", "thrash_pool", 10): syn.spread(40.0),
+    ("gcc", "only-in-a", "thrash_pool", 10): syn.spread(70.0),
+}
+RUN_B = {
+    ("gcc", "system", "thrash_pool", 10): syn.spread(150.0),           # 1.5x slower
+    ("gcc", "system", "thrash_pool", 1810): syn.spread(990.0, step=0.1),  # the same, within noise
+    ("gcc", "ideal", "thrash_pool", 10): None,                        # failed in B
+    ("clang", "system", "thrash_pool", 10): syn.spread(90.0),         # compiler only in B
+}
+
+
+def compare(args):
+    return subprocess.run([sys.executable, COMPARE] + args, capture_output=True, text=True, timeout=60)
+
+
+class TwoRuns(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.a = syn.write_run(os.path.join(cls.tmp.name, "a"), RUN_A, ["gcc"], run_id="20240101-000000", host="alpha")
+        cls.b = syn.write_run(os.path.join(cls.tmp.name, "b"), RUN_B, ["gcc", "clang"], run_id="20240202-000000",
+                              host="beta")
+        cls.out = os.path.join(cls.tmp.name, "cmp")
+        cls.p = compare([cls.a, cls.b, "--out", cls.out])
+        cls.header, cls.rows = syn.read_csv(os.path.join(cls.out, "compare.csv"))
+        cls.by = {(r["compiler"], r["strategy"], r["size"], r["run"]): r for r in cls.rows}
+        with open(os.path.join(cls.out, "compare.txt")) as f:
+            cls.text = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_succeeds_and_writes_three_files(self):
+        self.assertEqual(self.p.returncode, 0, self.p.stderr)
+        for name in ("compare.txt", "compare.md", "compare.csv"):
+            self.assertGreater(os.path.getsize(os.path.join(self.out, name)), 0)
+        self.assertFalse([f for f in os.listdir(self.out) if f.endswith(".tmp")])
+
+    def test_csv_has_a_row_per_cell_and_run(self):
+        self.assertEqual(self.header[:9], ["compiler", "strategy", "workload", "size", "threads", "param",
+                                           "run", "label", "status"])
+        cells = {(r["compiler"], r["strategy"], r["size"]) for r in self.rows}
+        self.assertEqual(len(cells), 5)  # the union of both runs' cells
+        self.assertEqual(len(self.rows), 10)
+
+    def test_matched_cells_get_a_ratio_to_the_first_run(self):
+        r = self.by[("gcc", "system", "10", "B")]
+        self.assertEqual(r["status"], "ok")
+        self.assertAlmostEqual(float(r["ratio"]), 1.5, places=6)
+        self.assertGreater(float(r["ci_low"]), 1.0)
+        self.assertEqual(r["significant"], "1")
+        self.assertEqual(r["reference"], "A")
+        same = self.by[("gcc", "system", "1810", "B")]
+        self.assertAlmostEqual(float(same["ratio"]), 0.99, places=6)
+        self.assertEqual(same["significant"], "0")
+        self.assertIn("~0.99", self.text)
+
+    def test_labels_name_run_host_and_compiler(self):
+        self.assertEqual(self.by[("gcc", "system", "10", "A")]["label"], "20240101-000000@alpha gcc 1.0 -O2")
+        self.assertEqual(self.by[("gcc", "system", "10", "B")]["label"], "20240202-000000@beta gcc 1.0 -O2")
+        self.assertIn("A 20240101-000000@alpha gcc 1.0 -O2", self.text)
+        self.assertIn("B/A", self.text)
+
+    def test_failed_and_missing_cells_have_no_ratio(self):
+        failed = self.by[("gcc", "ideal", "10", "B")]
+        self.assertEqual((failed["status"], failed["ratio"]), ("failed", ""))
+        missing = self.by[("gcc", "only-in-a", "10", "B")]
+        self.assertEqual((missing["status"], missing["median_ns_per_op"], missing["ratio"]), ("missing", "", ""))
+        self.assertEqual(self.by[("clang", "system", "10", "A")]["status"], "missing")
+
+    def test_mismatches_are_listed_at_the_end(self):
+        tail = self.text[self.text.index("Cells not in every run (2):"):]
+        self.assertIn("gcc only-in-a thrash_pool size 10: only in A; missing from B", tail)
+        self.assertIn("clang system thrash_pool size 10: only in B; missing from A", tail)
+        # a failed cell is in both runs: shown in the table, not a mismatch
+        self.assertNotIn("ideal", tail)
+        with open(os.path.join(self.out, "compare.md")) as f:
+            self.assertIn("## Cells not in every run (2):", f.read())
+
+    def test_identical_runs_have_no_mismatch(self):
+        out = os.path.join(self.tmp.name, "same")
+        p = compare([self.a, self.a, "--out", out])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("Every cell is in every run.", p.stdout)
+        self.assertIn("@alpha#2", p.stdout)  # the same run twice keeps two labels
+
+
+class BadInput(unittest.TestCase):
+    def test_folder_without_summary_is_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            good = syn.write_run(os.path.join(tmp, "good"), RUN_A, ["gcc"])
+            empty = os.path.join(tmp, "empty")
+            os.makedirs(empty)
+            out = os.path.join(tmp, "cmp")
+            p = compare([good, empty, "--out", out])
+            self.assertEqual(p.returncode, 2)
+            self.assertIn(os.path.join(empty, "summary.csv"), p.stderr)
+            self.assertFalse(os.path.exists(out))
+
+    def test_folder_without_samples_is_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            good = syn.write_run(os.path.join(tmp, "good"), RUN_A, ["gcc"])
+            other = syn.write_run(os.path.join(tmp, "other"), RUN_B, ["gcc"])
+            os.remove(os.path.join(other, "samples.csv"))
+            p = compare([good, other, "--out", os.path.join(tmp, "cmp")])
+            self.assertEqual(p.returncode, 2)
+            self.assertIn(os.path.join(other, "samples.csv"), p.stderr)
+
+    def test_not_a_folder_and_too_few_runs(self):
+        p = compare(["/nonexistent/run-x", "/nonexistent/run-y"])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("/nonexistent/run-x", p.stderr)
+        p = compare([])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("at least two", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
