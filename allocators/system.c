@@ -36,7 +36,16 @@ void *system_alloc_aligned(system_heap *h, size_t n, size_t align) {
 #if defined(_WIN32)
     void *p = _aligned_malloc(n, align);
 #else
-    void *p = aligned_alloc(align, AM_ALIGN_UP(n, align));
+    size_t size = AM_ALIGN_UP(n, align);
+    void *p = aligned_alloc(align, size);
+    /* mimalloc 2.0.9 (Debian 12) misaligns blocks of at most 1 KiB aligned to
+     * 256..1024 bytes (its issue #700): ask again with a larger size */
+    for (int i = 0; p && ((uintptr_t)p & (align - 1)) && i < 4; i++) {
+        free(p);
+        size = AM_ALIGN_UP(size < 1025 ? 1025 : 2 * size, align);
+        p = aligned_alloc(align, size);
+    }
+    if (p && ((uintptr_t)p & (align - 1))) { free(p); p = NULL; }
 #endif
     if (p && h->limit) h->live += n;
     return p;
