@@ -3,6 +3,9 @@
 #   make test       build and run the test suite (last line: N passed, N failed)
 #   make bench      run the benchmark matrix, write results/<run>/ (QUICK=1: small matrix)
 #   make list       strategies, workloads and sizes
+#   make check      the test suite under ASan+UBSan, TSan, valgrind and DEBUG=1, detection tests, short fuzzing
+#   make fuzz       fuzz every strategy for FUZZ_SECONDS (default 60) each, with clang and libFuzzer
+#   DEBUG=1         build with the allocmark debug layer (header and canary per block) in build/<cc>-debug
 # One executable per strategy and compiler: the strategy is chosen with
 # -DAM_STRATEGY, so its fast path inlines into the containers (no vtable).
 
@@ -12,11 +15,15 @@ PYTHON ?= python3
 # the compiler's name, for the build folder: "gcc", "clang-16", ...
 CCNAME := $(notdir $(firstword $(CC)))
 # VARIANT separates sanitizer and debug builds from measured ones
+DEBUG ?=
+ifeq ($(DEBUG),1)
+VARIANT ?= -debug
+endif
 VARIANT ?=
 BUILD := build/$(CCNAME)$(VARIANT)
 
 WARN := -Wall -Wextra -Werror
-CFLAGS_ALL := -std=c11 $(OPT) -g $(WARN) -Iplatform -Iallocators -Icontainers -Iworkloads $(EXTRA_CFLAGS)
+CFLAGS_ALL := -std=c11 $(OPT) -g $(WARN) -Iplatform -Iallocators -Icontainers -Iworkloads $(if $(filter 1,$(DEBUG)),-DAM_DEBUG=1) $(EXTRA_CFLAGS)
 LDLIBS_ALL := -lm -lpthread $(EXTRA_LDFLAGS)
 
 # ---- the rows, read from allocators/strategies.txt ----
@@ -38,7 +45,7 @@ STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))
 UNIT_TESTS := $(basename $(notdir $(wildcard tests/unit/*.c)))
 EXE :=
 
-.PHONY: all test bench list report clean help deps
+.PHONY: all test bench list report clean help deps check fuzz
 all: cells tests-build
 
 # ---- per-row build: measured objects (AM_STATS=0) and counted objects (AM_STATS=1) ----
@@ -64,6 +71,10 @@ $(BUILD)/bin/am-cell-$(1)-stats$(EXE): $$($(1)_SOBJS)
 $(BUILD)/tests/$(1)/%$(EXE): tests/strategy/%.c $(BUILD)/common/tests/check.o $$(filter-out %/cell_main.o,$$($(1)_SOBJS))
 	@mkdir -p $$(@D)
 	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=1 -Itests -o $$@ $$^ $$($(1)_LIBS) $(LDLIBS_ALL)
+# the libFuzzer target (build it with clang and the flags tests/run_check.py passes)
+$(BUILD)/fuzz/$(1)/fuzz_allocator$(EXE): fuzz/fuzz_allocator.c $$(filter-out %/cell_main.o,$$($(1)_SOBJS))
+	@mkdir -p $$(@D)
+	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=1 -o $$@ $$^ $$($(1)_LIBS) $(LDLIBS_ALL) -fsanitize=fuzzer
 -include $$($(1)_OBJS:.o=.d) $$($(1)_SOBJS:.o=.d)
 endef
 $(foreach r,$(ROWS),$(eval $(call ROW_RULES,$(r))))
@@ -79,9 +90,10 @@ CELLS := $(foreach r,$(ROWS),$(BUILD)/bin/am-cell-$(r)$(EXE) $(BUILD)/bin/am-cel
 TEST_BINS := $(foreach r,$(ROWS),$(foreach t,$(STRATEGY_TESTS),$(BUILD)/tests/$(r)/$(t)$(EXE))) \
              $(foreach t,$(UNIT_TESTS),$(BUILD)/unit/$(t)$(EXE))
 
-.PHONY: cells tests-build
+.PHONY: cells tests-build fuzz-build
 cells: $(CELLS)
 tests-build: $(TEST_BINS)
+fuzz-build: $(foreach r,$(ROWS),$(BUILD)/fuzz/$(r)/fuzz_allocator$(EXE))
 
 # ---- the two commands ----
 # make test: C tests of every strategy, unit tests, then the Python tests;
@@ -89,8 +101,17 @@ tests-build: $(TEST_BINS)
 test:
 	@$(PYTHON) tests/run_all.py --make "$(MAKE)" --build $(BUILD)
 
+# make check: sanitizer, valgrind and debug-layer runs, detection tests and a
+# short fuzzing run (tests/run_check.py; it ends with "N passed, N failed").
+check:
+	@$(PYTHON) tests/run_check.py --make "$(MAKE)" --cc "$(CC)"
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	@$(PYTHON) tests/run_check.py --make "$(MAKE)" --cc "$(CC)" --only fuzz --fuzz-seconds $(FUZZ_SECONDS)
+
 help:
-	@sed -n '2,8p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,11p' Makefile | sed 's/^# \{0,1\}//'
 
 clean:
 	rm -rf build

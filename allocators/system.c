@@ -1,6 +1,7 @@
 /* system.c: the system strategy's slow paths. The byte limit is counted here,
  * in requested bytes, since malloc does not say what it took from the OS. */
 #include "system.h"
+#include "sanitize.h"
 #include <string.h>
 #if defined(_WIN32)
 #include <malloc.h>
@@ -46,6 +47,8 @@ void *system_alloc_aligned(system_heap *h, size_t n, size_t align) {
         p = aligned_alloc(align, size);
     }
     if (p && ((uintptr_t)p & (align - 1))) { free(p); p = NULL; }
+    /* the rounding is ours, not the caller's: ASan should see n bytes */
+    if (p) am_poison((char *)p + n, size - n);
 #endif
     if (p && h->limit) h->live += n;
     return p;
