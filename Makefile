@@ -97,9 +97,10 @@ fuzz-build: $(foreach r,$(ROWS),$(BUILD)/fuzz/$(r)/fuzz_allocator$(EXE))
 
 # ---- the two commands ----
 # make test: C tests of every strategy, unit tests, then the Python tests;
-# tests/run_all.py prints the closing "N passed, N failed".
+# tests/run_all.py prints the closing "N passed, N failed". It also runs the
+# strategy tests under ASan+UBSan (build/<cc>-asan), unless told --no-sanitizers.
 test:
-	@$(PYTHON) tests/run_all.py --make "$(MAKE)" --build $(BUILD)
+	@$(PYTHON) tests/run_all.py --make "$(MAKE)" --build $(BUILD) --cc "$(CC)" $(if $(findstring -fsanitize,$(EXTRA_CFLAGS)),--no-sanitizers)
 
 # make check: sanitizer, valgrind and debug-layer runs, detection tests and a
 # short fuzzing run (tests/run_check.py; it ends with "N passed, N failed").

@@ -9,12 +9,13 @@ import random
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def alloc(size):  # pick_size: low two bits choose the range
-    return bytes([0, size & 0xFF, (size >> 8) & 0xFF])
+def alloc(size, kind=0):  # pick_size: the low three bits choose the range
+    r = (size << 3) | kind
+    return bytes([0, r & 0xFF, (r >> 8) & 0xFF])
 
 
 def seeds():
-    yield "alloc_free", alloc(0x10) + alloc(0x31) + bytes([6, 0, 6, 0])
+    yield "alloc_free", alloc(0x10) + alloc(0x31, 4) + alloc(200, 7) + bytes([6, 0, 6, 0])
     yield "aligned", bytes([3, 6]) + alloc(0x41)[1:] + bytes([3, 12, 0x22, 0x01]) + bytes([7, 1, 7, 0])
     yield "realloc_grow_shrink", alloc(0x20) + bytes([5, 0, 0xFF, 0x10, 5, 0, 0x04, 0x00, 6, 0])
     yield "array", bytes([4, 7, 9, 5, 0, 30, 4, 16, 3, 6, 0, 6, 0])

@@ -15,10 +15,11 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_binary(path, timeout):
-    """Runs one C test binary; returns (passed, failed, failure lines)."""
+def run_binary(path, timeout, prefix=(), extra=()):
+    """Runs one C test binary (under prefix, a tool such as valgrind; extra: its
+    arguments, such as a name filter); returns (passed, failed, failure lines)."""
     try:
-        p = subprocess.run([path], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run([*prefix, path, *extra], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return 0, 1, [f"FAIL {path}: timed out after {timeout}s"]
     passed = failed = 0
@@ -62,6 +63,10 @@ def main():
     ap.add_argument("--build", default="build/cc")
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--no-python", action="store_true")
+    ap.add_argument("--cc", default="cc", help="the compiler, for the sanitizer stage")
+    ap.add_argument("--sanitizers", dest="sanitizers", action="store_true", default=True,
+                    help="also run the strategy tests under ASan+UBSan (default; about a minute)")
+    ap.add_argument("--no-sanitizers", dest="sanitizers", action="store_false")
     args = ap.parse_args()
     start = time.time()
     passed = failed = skipped = 0
@@ -84,6 +89,17 @@ def main():
                 print("  " + line)
             passed += p
             failed += f
+    if args.sanitizers:
+        # the ASan+UBSan part of make check that fits here: strategy tests,
+        # bug injections included (tests/run_check.py has the rest)
+        import run_check
+        print("== strategy tests under ASan+UBSan (--no-sanitizers to leave out)", flush=True)
+        t0 = time.time()
+        args.verbose = False
+        p, f = run_check.stage_asan(args, units=False)
+        print(f"asan+ubsan: {p} passed, {f} failed, {time.time() - t0:.0f} s")
+        passed += p
+        failed += f
     if not args.no_python:
         p, f, s = run_python_tests()
         passed += p
