@@ -6,7 +6,7 @@ a closing "N passed, N failed" like make test's. Stages (--only picks some):
             the first error, including the bug-injection tests of test_detection.c
   debug     every C test with the allocmark debug layer, DEBUG=1 (build/<cc>-debug)
   tsan      the threaded tests (name filter "thread") under ThreadSanitizer (build/<cc>-tsan)
-  valgrind  the system row's tests under valgrind memcheck, plain build
+  valgrind  the system row's tests under valgrind memcheck, no sanitizers (build/<cc>-valgrind)
   fuzz      fuzz/fuzz_allocator.c per row with clang + libFuzzer (build/clang-fuzz):
             --fuzz-runs executions each (make check), or --fuzz-seconds each (make fuzz);
             executions per row go to build/fuzz-stats.txt
@@ -31,6 +31,7 @@ SAN_LDFLAGS = "-fsanitize=address,undefined"
 ASAN_ENV = {
     "ASAN_OPTIONS": "halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1",
     "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+    "LSAN_OPTIONS": "suppressions=" + os.path.join(ROOT, "tests", "lsan.supp"),
 }
 STAGES = ("asan", "debug", "tsan", "valgrind", "fuzz")
 
@@ -123,8 +124,10 @@ def stage_tsan(args):
 def stage_valgrind(args):
     if not need("valgrind", "valgrind"):
         return None
-    build = f"build/{ccname(args.cc)}"
-    if not make(args, "tests-build", CC=args.cc, ALLOCATORS="system"):
+    # a folder of its own: valgrind 3.19 cannot read clang 14's default DWARF 5
+    build = f"build/{ccname(args.cc)}-valgrind"
+    if not make(args, "tests-build", CC=args.cc, VARIANT="-valgrind", EXTRA_CFLAGS="-gdwarf-4",
+                ALLOCATORS="system"):
         return 0, 1
     tool = ["valgrind", "--quiet", "--error-exitcode=1", "--leak-check=full",
             "--errors-for-leak-kinds=definite", "--trace-children=no"]
