@@ -4,6 +4,9 @@
 #   make test-windows  MinGW-w64 build, its tests and a cell run under wine
 #   make bench      run the benchmark matrix, write results/<run>/ (QUICK=1: small matrix)
 #   make list       strategies, workloads and sizes
+#   make check      the test suite under ASan+UBSan, TSan, valgrind and DEBUG=1, detection tests, short fuzzing
+#   make fuzz       fuzz every strategy for FUZZ_SECONDS (default 60) each, with clang and libFuzzer
+#   DEBUG=1         build with the allocmark debug layer (header and canary per block) in build/<cc>-debug
 #   make hyperfine  whole-process timings with hyperfine, into RUN (results/latest)
 #   make compare RUNS="results/a results/b"   several runs side by side
 # COMPILERS="gcc clang-14" (make bench, make hyperfine): one build folder each,
@@ -17,6 +20,10 @@ PYTHON ?= python3
 # the compiler's name, for the build folder: "gcc", "clang-16", ...
 CCNAME := $(notdir $(firstword $(CC)))
 # VARIANT separates sanitizer and debug builds from measured ones
+DEBUG ?=
+ifeq ($(DEBUG),1)
+VARIANT ?= -debug
+endif
 VARIANT ?=
 BUILD := build/$(CCNAME)$(VARIANT)
 
@@ -33,7 +40,7 @@ EXE :=
 OS_CFLAGS :=
 OS_LIBS := -lm -lpthread
 endif
-CFLAGS_ALL := -std=c11 $(OPT) -g $(WARN) $(OS_CFLAGS) -Iplatform -Iallocators -Icontainers -Iworkloads $(EXTRA_CFLAGS)
+CFLAGS_ALL := -std=c11 $(OPT) -g $(WARN) $(OS_CFLAGS) -Iplatform -Iallocators -Icontainers -Iworkloads $(if $(filter 1,$(DEBUG)),-DAM_DEBUG=1) $(EXTRA_CFLAGS)
 LDLIBS_ALL := $(OS_LIBS) $(EXTRA_LDFLAGS)
 
 # Objects depend on this stamp, which changes only when the flags do, so that
@@ -69,7 +76,7 @@ UNIT_OBJS := $(patsubst %.c,$(BUILD)/common/%.o,allocators/allocator.c allocator
 STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))
 UNIT_TESTS := $(basename $(notdir $(wildcard tests/unit/*.c)))
 
-.PHONY: all test test-windows bench list report clean help deps hyperfine compare compiler-info
+.PHONY: all test test-windows bench list report clean help deps hyperfine compare compiler-info check fuzz
 # objects shared by several links are never intermediate: keep them
 .SECONDARY:
 all: cells tests-build
@@ -97,6 +104,10 @@ $(BUILD)/bin/am-cell-$(1)-stats$(EXE): $$($(1)_SOBJS)
 $(BUILD)/tests/$(1)/%$(EXE): tests/strategy/%.c $(BUILD)/common/tests/check.o $$(filter-out %/cell_main.o,$$($(1)_SOBJS))
 	@mkdir -p $$(@D)
 	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=1 -Itests -MMD -MP -o $$@ $$(filter %.c %.o,$$^) $$($(1)_LIBS) $(LDLIBS_ALL)
+# the libFuzzer target (build it with clang and the flags tests/run_check.py passes)
+$(BUILD)/fuzz/$(1)/fuzz_allocator$(EXE): fuzz/fuzz_allocator.c $$(filter-out %/cell_main.o,$$($(1)_SOBJS))
+	@mkdir -p $$(@D)
+	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=1 -o $$@ $$^ $$($(1)_LIBS) $(LDLIBS_ALL) -fsanitize=fuzzer
 -include $$($(1)_OBJS:.o=.d) $$($(1)_SOBJS:.o=.d) $$(foreach t,$(STRATEGY_TESTS),$(BUILD)/tests/$(1)/$$(t).d)
 endef
 $(foreach r,$(ROWS),$(eval $(call ROW_RULES,$(r))))
@@ -112,15 +123,26 @@ CELLS := $(foreach r,$(ROWS),$(BUILD)/bin/am-cell-$(r)$(EXE) $(BUILD)/bin/am-cel
 TEST_BINS := $(foreach r,$(ROWS),$(foreach t,$(STRATEGY_TESTS),$(BUILD)/tests/$(r)/$(t)$(EXE))) \
              $(foreach t,$(UNIT_TESTS),$(BUILD)/unit/$(t)$(EXE))
 
-.PHONY: cells tests-build
+.PHONY: cells tests-build fuzz-build
 cells: $(CELLS)
 tests-build: $(TEST_BINS)
+fuzz-build: $(foreach r,$(ROWS),$(BUILD)/fuzz/$(r)/fuzz_allocator$(EXE))
 
 # ---- the two commands ----
 # make test: C tests of every strategy, unit tests, then the Python tests;
-# tests/run_all.py prints the closing "N passed, N failed".
+# tests/run_all.py prints the closing "N passed, N failed". It also runs the
+# strategy tests under ASan+UBSan (build/<cc>-asan), unless told --no-sanitizers.
 test:
-	@$(PYTHON) tests/run_all.py --make "$(MAKE)" --build $(BUILD)
+	@$(PYTHON) tests/run_all.py --make "$(MAKE)" --build $(BUILD) --cc "$(CC)" $(if $(findstring -fsanitize,$(EXTRA_CFLAGS)),--no-sanitizers)
+
+# make check: sanitizer, valgrind and debug-layer runs, detection tests and a
+# short fuzzing run (tests/run_check.py; it ends with "N passed, N failed").
+check:
+	@$(PYTHON) tests/run_check.py --make "$(MAKE)" --cc "$(CC)"
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	@$(PYTHON) tests/run_check.py --make "$(MAKE)" --cc "$(CC)" --only fuzz --fuzz-seconds $(FUZZ_SECONDS)
 
 # make bench: install the malloc libraries where we may (root), then build the
 # cells in a sub-make (rows are chosen when the Makefile is read, so a library
@@ -181,7 +203,7 @@ test-windows:
 	@MAKE="$(MAKE)" PYTHON="$(PYTHON)" sh tools/test_windows.sh
 
 help:
-	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
 
 clean:
 	rm -rf build

@@ -31,6 +31,21 @@
  *   S_FREE_REUSES      1 if a freed block can be handed out again before reset
  *   S_RESET_FREES_LIVE 1 if reset also releases blocks not freed (0: system malloc)
  *   S_THREAD_SAFE      1 if one heap may be used by several threads at once
+ *   S_ASAN_POISONS     1 if, under AddressSanitizer, bytes not handed out are
+ *                      poisoned (optional; 0 when absent)
+ *
+ * AddressSanitizer sees only malloc's blocks. A strategy that carves blocks out
+ * of its own memory (pools, arenas, size classes) makes its bugs visible to
+ * ASan by calling sanitize.h's am_poison/am_unpoison, which cost nothing in
+ * other builds: poison memory when it is carved from the system and when a
+ * block is freed; unpoison exactly the n bytes asked for when a block is
+ * handed out; poison again on reset. A free list kept inside free blocks is
+ * unpoisoned around the reads and writes of its link. Such a strategy defines
+ * S_ASAN_POISONS 1, which turns on the ASan detection tests for its row.
+ *
+ * With AM_DEBUG=1 (make DEBUG=1) the am_* calls below are replaced by those of
+ * debug.h: each block gets a header and a canary and every free is checked.
+ * Strategies need nothing for it; they see enlarged sizes, consistently.
  *
  * The per-operation statistics (bytes requested, live, peak, allocation and
  * free counts) are kept here, once for all strategies, and only when AM_STATS is
@@ -39,6 +54,11 @@
 #define AM_ALLOCATOR_H
 
 #include "types.h"
+#include "sanitize.h"
+
+#ifndef AM_DEBUG
+#define AM_DEBUG 0
+#endif
 
 #if defined(AM_STRATEGY) && defined(AM_STRATEGY_H)
 
@@ -54,6 +74,7 @@ typedef AM_S(_heap) am_heap;
 #define AM_FREE_REUSES AM_S(_FREE_REUSES)
 #define AM_RESET_FREES_LIVE AM_S(_RESET_FREES_LIVE)
 #define AM_THREAD_SAFE AM_S(_THREAD_SAFE)
+#define AM_ASAN_POISONS AM_S(_ASAN_POISONS)
 
 #ifndef AM_ROW_NAME
 #define AM_ROW_NAME AM_STR(AM_STRATEGY)
@@ -80,8 +101,18 @@ AM_INLINE void am_count_free(am_heap *h, size_t n) {
 #endif
 }
 
-AM_INLINE am_heap *am_create(const am_options *o) { return AM_S(_create)(o); }
 AM_INLINE void am_destroy(am_heap *h) { AM_S(_destroy)(h); }
+
+#if AM_DEBUG
+#include "debug.h"
+#else
+/* Under ASan, giving back a block whose first byte is poisoned is a double
+ * free (or a foreign pointer): said here for every strategy that poisons. */
+void am_asan_bad_free(void *p, size_t n);
+#define AM_ASAN_CHECK_FREE(p, n) \
+    do { if (AM_ASAN && (p) && am_is_poisoned(p)) am_asan_bad_free((p), (n)); } while (0)
+
+AM_INLINE am_heap *am_create(const am_options *o) { return AM_S(_create)(o); }
 
 AM_INLINE void *am_alloc(am_heap *h, size_t n) {
     void *p = AM_S(_alloc)(h, n);
@@ -90,6 +121,7 @@ AM_INLINE void *am_alloc(am_heap *h, size_t n) {
 }
 
 AM_INLINE void am_free(am_heap *h, void *p, size_t n) {
+    AM_ASAN_CHECK_FREE(p, n);
     AM_S(_free)(h, p, n);
     am_count_free(h, n);
 }
@@ -101,6 +133,7 @@ AM_INLINE void *am_alloc_aligned(am_heap *h, size_t n, size_t align) {
 }
 
 AM_INLINE void am_free_aligned(am_heap *h, void *p, size_t n, size_t align) {
+    AM_ASAN_CHECK_FREE(p, n);
     if (align <= AM_MIN_ALIGN) AM_S(_free)(h, p, n);
     else AM_S(_free_aligned)(h, p, n, align);
     am_count_free(h, n);
@@ -109,6 +142,7 @@ AM_INLINE void am_free_aligned(am_heap *h, void *p, size_t n, size_t align) {
 /* A resize counts as one free of the old block and one allocation of the new,
  * as the allocate-copy-deallocate it replaces would. */
 AM_INLINE void *am_realloc(am_heap *h, void *p, size_t old_n, size_t new_n) {
+    AM_ASAN_CHECK_FREE(p, old_n);
     void *q = AM_S(_realloc)(h, p, old_n, new_n);
     if (q) {
         if (p) am_count_free(h, old_n);
@@ -125,10 +159,12 @@ AM_INLINE void *am_alloc_array(am_heap *h, size_t count, size_t elem) {
     return p;
 }
 AM_INLINE void am_free_array(am_heap *h, void *p, size_t count, size_t elem) {
+    AM_ASAN_CHECK_FREE(p, count * elem);
     AM_S(_free_array)(h, p, count, elem);
     am_count_free(h, count * elem);
 }
 AM_INLINE void *am_realloc_array(am_heap *h, void *p, size_t old_count, size_t new_count, size_t elem) {
+    AM_ASAN_CHECK_FREE(p, old_count * elem);
     void *q = AM_S(_realloc_array)(h, p, old_count, new_count, elem);
     if (q) {
         if (p) am_count_free(h, old_count * elem);
@@ -143,6 +179,7 @@ AM_INLINE void *am_realloc_array(am_heap *h, void *p, size_t old_count, size_t n
     return am_realloc(h, p, old_count * elem, new_count * elem);
 }
 #endif
+#endif /* AM_DEBUG */
 
 AM_INLINE void am_reset(am_heap *h) {
     AM_S(_reset)(h);

@@ -10,6 +10,7 @@
 #define system_FREE_REUSES 1
 #define system_RESET_FREES_LIVE 0 /* malloc cannot free what it was not handed back */
 #define system_THREAD_SAFE 1
+#define system_ASAN_POISONS 1 /* ASan replaces malloc and poisons what it does not hand out */
 
 typedef struct system_heap {
     am_counters counters;

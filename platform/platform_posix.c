@@ -85,9 +85,15 @@ void am_mutex_lock(am_mutex *m) { pthread_mutex_lock(&m->m); }
 void am_mutex_unlock(am_mutex *m) { pthread_mutex_unlock(&m->m); }
 
 size_t am_page_size(void) {
+    /* heaps are created in several threads at once: relaxed atomics, as
+     * ThreadSanitizer rightly reports a plain cached static as a race */
     static size_t page;
-    if (!page) page = (size_t)sysconf(_SC_PAGESIZE);
-    return page;
+    size_t p = __atomic_load_n(&page, __ATOMIC_RELAXED);
+    if (!p) {
+        p = (size_t)sysconf(_SC_PAGESIZE);
+        __atomic_store_n(&page, p, __ATOMIC_RELAXED);
+    }
+    return p;
 }
 
 void *am_vm_reserve(size_t bytes) {

@@ -4,21 +4,32 @@
 
 int am_check_failed;
 static char failure[512];
+static int skipped_now;
+static char skip_reason[512];
 
 void am_check_fail(const char *file, int line, const char *what) {
     am_check_failed = 1;
     snprintf(failure, sizeof failure, "%s:%d: %s", file, line, what);
 }
 
+void am_check_skip(const char *why) {
+    skipped_now = 1;
+    snprintf(skip_reason, sizeof skip_reason, "%s", why);
+}
+
 int am_run_tests(const char *suite, const am_test *tests, int argc, char **argv) {
     const char *filter = argc > 1 ? argv[1] : "";
-    int passed = 0, failed = 0;
+    int passed = 0, failed = 0, skipped = 0;
     for (const am_test *t = tests; t->name; t++) {
         if (!strstr(t->name, filter)) continue;
         am_check_failed = 0;
         failure[0] = 0;
+        skipped_now = 0;
         t->fn();
-        if (am_check_failed) {
+        if (skipped_now && !am_check_failed) {
+            printf("SKIP %s/%s: %s\n", suite, t->name, skip_reason);
+            skipped++;
+        } else if (am_check_failed) {
             printf("FAIL %s/%s: %s\n", suite, t->name, failure);
             failed++;
         } else {
@@ -27,6 +38,7 @@ int am_run_tests(const char *suite, const am_test *tests, int argc, char **argv)
         }
         fflush(stdout);
     }
-    printf("%d passed, %d failed\n", passed, failed);
+    if (skipped) printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    else printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

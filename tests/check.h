@@ -31,6 +31,11 @@ void am_check_fail(const char *file, int line, const char *what);
         }                                                                \
     } while (0)
 
+/* Skips the rest of a test, saying why (a check this build cannot make):
+ * printed as SKIP, counted neither as passed nor as failed. */
+void am_check_skip(const char *why);
+#define CHECK_SKIP(why) do { am_check_skip(why); return; } while (0)
+
 /* Runs every test whose name contains argv[1] (all when absent); returns the
  * process exit code. */
 int am_run_tests(const char *suite, const am_test *tests, int argc, char **argv);

@@ -17,8 +17,9 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_binary(path, timeout, runner=()):
-    """Runs one C test binary, behind runner (e.g. wine) when given; returns
+def run_binary(path, timeout, prefix=(), extra=()):
+    """Runs one C test binary, under prefix when given (wine for MinGW builds,
+    valgrind ...) with extra arguments (a name filter); returns
     (passed, failed, failure lines)."""
     env = dict(os.environ)
     # tcmalloc keeps one start-up allocation for life: not our leak
@@ -27,7 +28,7 @@ def run_binary(path, timeout, runner=()):
     # services) may inherit them and keep a pipe open long after the test ends.
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            rc = subprocess.run([*runner, path], cwd=ROOT, stdout=out, stderr=err,
+            rc = subprocess.run([*prefix, path, *extra], cwd=ROOT, stdout=out, stderr=err,
                                 timeout=timeout, env=env).returncode
         except subprocess.TimeoutExpired:
             return 0, 1, [f"FAIL {path}: timed out after {timeout}s"]
@@ -40,6 +41,8 @@ def run_binary(path, timeout, runner=()):
     for line in p.stdout.splitlines():
         if line.startswith("PASS "):
             passed += 1
+        elif line.startswith("SKIP "):
+            failures.append(line)  # shown, not counted
         elif line.startswith("FAIL "):
             failed += 1
             failures.append(line)
@@ -76,7 +79,13 @@ def main():
     ap.add_argument("--no-python", action="store_true")
     ap.add_argument("--runner", default="",
                     help="command to run each test binary with, e.g. 'wine' for MinGW builds")
+    ap.add_argument("--cc", default="cc", help="the compiler, for the sanitizer stage")
+    ap.add_argument("--sanitizers", dest="sanitizers", action="store_true", default=True,
+                    help="also run the strategy tests under ASan+UBSan (default; about a minute)")
+    ap.add_argument("--no-sanitizers", dest="sanitizers", action="store_false")
     args = ap.parse_args()
+    # sanitizer builds: leaks of libraries' own statics are not ours
+    os.environ.setdefault("LSAN_OPTIONS", "suppressions=" + os.path.join(ROOT, "tests", "lsan.supp"))
     start = time.time()
     # the Python tests that run cells find them here (build/<cc><variant>)
     os.environ.setdefault("AM_BUILD", args.build)
@@ -100,6 +109,17 @@ def main():
                 print("  " + line)
             passed += p
             failed += f
+    if args.sanitizers:
+        # the ASan+UBSan part of make check that fits here: strategy tests,
+        # bug injections included (tests/run_check.py has the rest)
+        import run_check
+        print("== strategy tests under ASan+UBSan (--no-sanitizers to leave out)", flush=True)
+        t0 = time.time()
+        args.verbose = False
+        p, f = run_check.stage_asan(args, units=False)
+        print(f"asan+ubsan: {p} passed, {f} failed, {time.time() - t0:.0f} s")
+        passed += p
+        failed += f
     if not args.no_python:
         p, f, s = run_python_tests()
         passed += p

@@ -1,6 +1,7 @@
 #!/bin/sh
-# need.sh: make sure a command or C library that part of allocmark uses is here.
+# need.sh: make sure a command, C library or file that part of allocmark uses is here.
 #   tools/need.sh [--for PART] WHAT DEBIAN-PACKAGE...
+#   tools/need.sh [--for PART] --file PATH DEBIAN-PACKAGE...
 # WHAT is a command name or a library name as given to -l (jemalloc,
 # tcmalloc_minimal). Present: exit 0. Missing and root: apt-get install the
 # packages (apt-get update first when the package lists are empty or the install
@@ -9,8 +10,10 @@
 # packages it is given.
 part=
 if [ "$1" = "--for" ]; then part=$2; shift 2; fi
+kind=name
+if [ "$1" = "--file" ]; then kind=file; shift; fi
 if [ $# -lt 2 ]; then
-    echo "usage: tools/need.sh [--for PART] WHAT DEBIAN-PACKAGE..." >&2
+    echo "usage: tools/need.sh [--for PART] [--file] WHAT DEBIAN-PACKAGE..." >&2
     exit 2
 fi
 what=$1
@@ -18,6 +21,7 @@ shift
 [ -n "$part" ] || part="what needs $what"
 
 present() {
+    if [ "$kind" = file ]; then [ -e "$what" ]; return; fi
     command -v "$what" >/dev/null 2>&1 && return 0
     printf 'int main(void){return 0;}\n' | ${CC:-cc} -x c - -o /dev/null "-l$what" >/dev/null 2>&1
 }
@@ -31,7 +35,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt-get update -q -o DPkg::Lock::Timeout=300 >/dev/null 2>&1
     fi
     if ! apt-get install -y -q -o DPkg::Lock::Timeout=300 "$@" >/dev/null 2>&1; then
-        apt-get update -q -o DPkg::Lock::Timeout=300 >/dev/null 2>&1 && apt-get install -y -q -o DPkg::Lock::Timeout=300 "$@" >/dev/null 2>&1
+        apt-get update -q -o DPkg::Lock::Timeout=300 >/dev/null 2>&1 &&
+            apt-get install -y -q -o DPkg::Lock::Timeout=300 "$@" >/dev/null 2>&1
     fi
     present && exit 0
 fi

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""make check: allocmark's slower checks, each in a build folder of its own, and
+a closing "N passed, N failed" like make test's. Stages (--only picks some):
+
+  asan      every C test under AddressSanitizer + UBSan (build/<cc>-asan), halting on
+            the first error, including the bug-injection tests of test_detection.c
+  debug     every C test with the allocmark debug layer, DEBUG=1 (build/<cc>-debug)
+  tsan      the threaded tests (name filter "thread") under ThreadSanitizer (build/<cc>-tsan)
+  valgrind  the system row's tests under valgrind memcheck, no sanitizers (build/<cc>-valgrind)
+  fuzz      fuzz/fuzz_allocator.c per row with clang + libFuzzer (build/clang-fuzz):
+            --fuzz-runs executions each (make check), or --fuzz-seconds each (make fuzz);
+            executions per row go to build/fuzz-stats.txt
+
+Sanitizer, valgrind and fuzz stages leave out rows linked against another malloc
+(system-jemalloc ...): the tool's own malloc replaces theirs. A stage whose tool is
+missing is skipped with a message (tools/need.sh says what to install)."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import run_all  # noqa: E402
+
+SAN_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+SAN_LDFLAGS = "-fsanitize=address,undefined"
+ASAN_ENV = {
+    "ASAN_OPTIONS": "halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1",
+    "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+    "LSAN_OPTIONS": "suppressions=" + os.path.join(ROOT, "tests", "lsan.supp"),
+}
+STAGES = ("asan", "debug", "tsan", "valgrind", "fuzz")
+
+
+def plain_rows():
+    """rows of strategies.txt that link no other malloc"""
+    rows = []
+    with open(os.path.join(ROOT, "allocators", "strategies.txt")) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 4 and not line.startswith("#") and parts[3] == "-":
+                rows.append(parts[0])
+    return rows
+
+
+def ccname(cc):
+    return os.path.basename(cc.split()[0])
+
+
+def need(*args):
+    return subprocess.run([os.path.join(ROOT, "tools", "need.sh"), *args], cwd=ROOT).returncode == 0
+
+
+def make(args, target, **variables):
+    cmd = args.make.split() + ["-j" + str(os.cpu_count() or 2), "--no-print-directory", target]
+    cmd += [f"{k}={v}" for k, v in variables.items()]
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if p.returncode != 0:
+        print(p.stdout[-3000:] + p.stderr[-3000:])
+    return p.returncode == 0
+
+
+def binaries(build, subs=("tests", "unit"), rows=None):
+    """test binaries under build/<sub>; with rows, strategy tests of those rows only
+    (the folder may hold others from earlier builds)"""
+    bins = []
+    for sub in subs:
+        for dirpath, _, files in os.walk(os.path.join(ROOT, build, sub)):
+            if sub == "tests" and rows is not None and os.path.basename(dirpath) not in rows:
+                continue
+            bins += [os.path.join(dirpath, f) for f in files if not f.endswith((".o", ".d"))]
+    return sorted(bins)
+
+
+def run_bins(bins, args, prefix=(), extra=(), env=None):
+    """runs each binary (optionally under a tool), prints a line each; returns (passed, failed)"""
+    passed = failed = 0
+    old = dict(os.environ)
+    os.environ.update(env or {})
+    try:
+        for path in bins:
+            p, f, lines = run_all.run_binary(path, args.timeout, prefix=list(prefix), extra=list(extra))
+            print(f"  {os.path.relpath(path, ROOT)}: {p} passed, {f} failed")
+            for line in lines:
+                if not line.startswith("SKIP ") or args.verbose:
+                    print("    " + line.replace("\n", "\n    "))
+            passed += p
+            failed += f
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    return passed, failed
+
+
+def stage_asan(args, units=True):
+    build = f"build/{ccname(args.cc)}-asan"
+    if not make(args, "tests-build", CC=args.cc, VARIANT="-asan", EXTRA_CFLAGS=SAN_FLAGS,
+                EXTRA_LDFLAGS=SAN_LDFLAGS, ALLOCATORS=",".join(plain_rows())):
+        return 0, 1
+    return run_bins(binaries(build, ("tests", "unit") if units else ("tests",), plain_rows()), args, env=ASAN_ENV)
+
+
+def stage_debug(args):
+    build = f"build/{ccname(args.cc)}-debug"
+    if not make(args, "tests-build", CC=args.cc, DEBUG=1):
+        return 0, 1
+    return run_bins(binaries(build, ("tests",)), args)
+
+
+def stage_tsan(args):
+    build = f"build/{ccname(args.cc)}-tsan"
+    if not make(args, "tests-build", CC=args.cc, VARIANT="-tsan",
+                EXTRA_CFLAGS="-fsanitize=thread -fno-omit-frame-pointer", EXTRA_LDFLAGS="-fsanitize=thread",
+                ALLOCATORS=",".join(plain_rows())):
+        return 0, 1
+    env = {"TSAN_OPTIONS": "halt_on_error=1:second_deadlock_stack=1"}
+    return run_bins(binaries(build, ("tests",), plain_rows()), args, extra=["thread"], env=env)
+
+
+def stage_valgrind(args):
+    if not need("valgrind", "valgrind"):
+        return None
+    # a folder of its own: valgrind 3.19 cannot read clang 14's default DWARF 5
+    build = f"build/{ccname(args.cc)}-valgrind"
+    if not make(args, "tests-build", CC=args.cc, VARIANT="-valgrind", EXTRA_CFLAGS="-gdwarf-4",
+                ALLOCATORS="system"):
+        return 0, 1
+    tool = ["valgrind", "--quiet", "--error-exitcode=1", "--leak-check=full",
+            "--errors-for-leak-kinds=definite", "--trace-children=no"]
+    return run_bins(binaries(build + "/tests/system", ("",)), args, prefix=tool)
+
+
+def fuzz_toolchain(cc):
+    """1 if cc links a libFuzzer target, after installing the runtime where possible"""
+    probe = "int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }\n"
+
+    def links():
+        p = subprocess.run([cc, "-x", "c", "-", "-fsanitize=fuzzer,address,undefined", "-o", os.devnull],
+                           input=probe, capture_output=True, text=True)
+        return p.returncode == 0
+    if not need(cc, "clang"):
+        return False
+    if links():
+        return True
+    major = subprocess.run([cc, "-dumpversion"], capture_output=True, text=True).stdout.split(".")[0]
+    rt = subprocess.run([cc, "--print-runtime-dir"], capture_output=True, text=True).stdout.strip()
+    need("--file", os.path.join(rt, "libclang_rt.fuzzer-x86_64.a"), f"libclang-rt-{major}-dev")
+    return links()
+
+
+def stage_fuzz(args):
+    cc = args.fuzz_cc
+    if not fuzz_toolchain(cc):
+        print(f"  skipped: {cc} cannot build libFuzzer targets")
+        return None
+    build = f"build/{ccname(cc)}-fuzz"
+    rows = plain_rows()
+    if not make(args, "fuzz-build", CC=cc, VARIANT="-fuzz",
+                EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all "
+                             "-fno-omit-frame-pointer",
+                EXTRA_LDFLAGS=SAN_LDFLAGS, ALLOCATORS=",".join(rows)):
+        return 0, 1
+    passed = failed = 0
+    stats = []
+    limit = [f"-max_total_time={args.fuzz_seconds}"] if args.fuzz_seconds else [f"-runs={args.fuzz_runs}"]
+    for row in rows:
+        exe = os.path.join(ROOT, build, "fuzz", row, "fuzz_allocator")
+        work = os.path.join(ROOT, build, "corpus", row)
+        os.makedirs(work, exist_ok=True)
+        cmd = [exe, work, os.path.join(ROOT, "fuzz", "corpus"), "-print_final_stats=1", "-max_len=2048",
+               "-seed=1", "-artifact_prefix=" + os.path.join(ROOT, build, row + "-")] + limit
+        start = time.time()
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        m = re.search(r"stat::number_of_executed_units:\s*(\d+)", p.stderr)
+        execs = int(m.group(1)) if m else 0
+        ok = p.returncode == 0 and execs > 0
+        line = f"{row}: {execs} executions in {time.time() - start:.0f} s, {'ok' if ok else 'FAILED'}"
+        stats.append(line)
+        print("  fuzz " + line)
+        if ok:
+            passed += 1
+        else:
+            failed += 1
+            print("    " + p.stderr[-3000:].replace("\n", "\n    "))
+    out = os.path.join(ROOT, "build", "fuzz-stats.txt")
+    with open(out + ".tmp", "w") as f:
+        f.write("\n".join(stats) + "\n")
+    os.replace(out + ".tmp", out)
+    print(f"  executions per row written to {os.path.relpath(out, ROOT)}")
+    return passed, failed
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--make", default="make")
+    ap.add_argument("--cc", default="cc")
+    ap.add_argument("--fuzz-cc", default="clang")
+    ap.add_argument("--only", default=",".join(STAGES), help="comma-separated stages")
+    ap.add_argument("--fuzz-runs", type=int, default=20000)
+    ap.add_argument("--fuzz-seconds", type=int, default=0)
+    ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--verbose", action="store_true", help="also list skipped tests")
+    args = ap.parse_args()
+    todo = [s for s in args.only.split(",") if s]
+    for s in todo:
+        if s not in STAGES:
+            ap.error(f"unknown stage {s}; stages: {', '.join(STAGES)}")
+    names = {"asan": f"asan+ubsan ({ccname(args.cc)})", "debug": f"DEBUG=1 ({ccname(args.cc)})",
+             "tsan": f"tsan, threaded tests ({ccname(args.cc)})", "valgrind": "valgrind memcheck, system row",
+             "fuzz": f"fuzz ({ccname(args.fuzz_cc)})"}
+    results = []
+    start = time.time()
+    for s in todo:
+        print(f"== {names[s]}", flush=True)
+        t0 = time.time()
+        r = globals()["stage_" + s](args)
+        results.append((s, r, time.time() - t0))
+    print("== summary")
+    passed = failed = 0
+    for s, r, secs in results:
+        if r is None:
+            print(f"{names[s]}: skipped (tool missing), {secs:.0f} s")
+            continue
+        print(f"{names[s]}: {r[0]} passed, {r[1]} failed, {secs:.0f} s")
+        passed += r[0]
+        failed += r[1]
+    print(f"check time: {time.time() - start:.0f} s")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
