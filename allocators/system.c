@@ -36,7 +36,15 @@ void *system_alloc_aligned(system_heap *h, size_t n, size_t align) {
 #if defined(_WIN32)
     void *p = _aligned_malloc(n, align);
 #else
-    void *p = aligned_alloc(align, AM_ALIGN_UP(n, align));
+    size_t want = AM_ALIGN_UP(n, align);
+    void *p = aligned_alloc(align, want);
+    /* mimalloc 2.0.9 (Debian 12) misaligns sizes that are multiples of 256,
+     * 512 or 1024 up to 1 KiB (microsoft/mimalloc#700): ask again for more */
+    for (int tries = 0; p && ((uintptr_t)p & (align - 1)); tries++) {
+        free(p);
+        want *= 2;
+        p = tries < 8 ? aligned_alloc(align, want) : NULL;
+    }
 #endif
     if (p && h->limit) h->live += n;
     return p;
