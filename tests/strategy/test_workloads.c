@@ -1,7 +1,7 @@
-/* test_workloads.c: every registered workload, run on this row's strategy at a
- * few sizes (1, the sweep's first two and its last), gives its reference checksum, returns every block it took,
- * and fails with AM_ERR_OOM (not a crash) on a heap too small for it. It does
- * not time anything. */
+/* test_workloads.c: every registered workload, run on this row's strategy at
+ * sizes 1, the sweep's first two and its last, gives its reference checksum,
+ * returns every block it took, and fails with AM_ERR_OOM (not a crash) on a
+ * heap too small for it. It does not time anything. */
 #include <string.h>
 
 #include "check.h"
