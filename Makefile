@@ -89,6 +89,26 @@ tests-build: $(TEST_BINS)
 test:
 	@$(PYTHON) tests/run_all.py --make "$(MAKE)" --build $(BUILD)
 
+# make bench: install the malloc libraries where we may (root), then build the
+# cells in a sub-make (rows are chosen when the Makefile is read, so a library
+# installed here shows up only there), then run the matrix.
+BENCH_BASE := $(or $(BASELINE),monotonic$(comma)system)
+BENCH_ARGS := --compilers $(CCNAME)$(VARIANT) $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
+	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SIZES),--sizes $(SIZES)) \
+	$(if $(SAMPLES),--samples $(SAMPLES)) $(if $(BASELINE),--baseline $(BASELINE)) \
+	$(if $(SEED),--seed $(SEED)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) $(BENCH_FLAGS)
+bench:
+	@tools/need.sh --for "the system-jemalloc row" jemalloc libjemalloc-dev || true
+	@tools/need.sh --for "the system-tcmalloc row" tcmalloc_minimal libgoogle-perftools-dev || true
+	@tools/need.sh --for "the system-mimalloc row" mimalloc libmimalloc-dev || true
+	@$(MAKE) --no-print-directory cells $(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE))
+	@$(PYTHON) -c 'import json, os, sys; json.dump({"command": sys.argv[1], "flags": sys.argv[2]}, open(sys.argv[3] + ".tmp", "w")); os.replace(sys.argv[3] + ".tmp", sys.argv[3])' \
+		'$(CC)' '$(CFLAGS_ALL) $(LDLIBS_ALL)' $(BUILD)/compiler.json
+	@$(PYTHON) runner/allocmark.py $(BENCH_ARGS)
+
+list: $(firstword $(CELLS))
+	@$(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)
+
 help:
 	@sed -n '2,8p' Makefile | sed 's/^# \{0,1\}//'
 

@@ -82,4 +82,14 @@ int am_file_evict(am_file_map *m, size_t offset, size_t bytes);
 /* ---- process ---- */
 size_t am_peak_rss_bytes(void); /* peak resident set of this process */
 
+/* ---- hardware counters: user-mode instructions and cycles of this process ----
+ * open returns NULL where they cannot be read (no perf_event_open, not permitted,
+ * a virtual machine without a PMU ...) and points *why at a one-line reason,
+ * valid until the next open. Threads started after start are counted too. */
+typedef struct am_hw_counters am_hw_counters;
+am_hw_counters *am_hw_counters_open(const char **why);
+void am_hw_counters_start(am_hw_counters *c);
+int am_hw_counters_stop(am_hw_counters *c, uint64_t *instructions, uint64_t *cycles); /* 0 on success */
+void am_hw_counters_close(am_hw_counters *c);
+
 #endif

@@ -5,6 +5,7 @@
  * The runner (runner/allocmark.py) starts one such process per cell. */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,8 +71,31 @@ static void print_sizes(const char *key, const size_t *s) {
     printf("]");
 }
 
+/* what built this binary, for the run's record */
+#if defined(__clang__) || defined(__INTEL_COMPILER)
+#define AM_COMPILER_VERSION __VERSION__
+#elif defined(__GNUC__)
+#define AM_COMPILER_VERSION "gcc " __VERSION__
+#elif defined(_MSC_FULL_VER)
+#define AM_COMPILER_VERSION "MSVC " AM_STR(_MSC_FULL_VER)
+#else
+#define AM_COMPILER_VERSION "unknown"
+#endif
+
+/* a JSON string: quotes and backslashes escaped, control characters dropped */
+static void print_json_string(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') putchar('\\');
+        if ((unsigned char)*s >= 0x20) putchar(*s);
+    }
+    putchar('"');
+}
+
 static void list_workloads(void) {
-    printf("{\"strategy\":\"%s\",\"workloads\":[", AM_ROW_NAME);
+    printf("{\"strategy\":\"%s\",\"compiler\":", AM_ROW_NAME);
+    print_json_string(AM_COMPILER_VERSION);
+    printf(",\"workloads\":[");
     for (int i = 0; am_workloads[i]; i++) {
         const am_workload *w = am_workloads[i];
         printf("%s{\"name\":\"%s\",\"summary\":\"%s\",\"threaded\":%d,", i ? "," : "", w->name,
@@ -142,6 +166,24 @@ static const char *status_text(int status) {
 static void print_failure(const cell_args *a, const char *reason) {
     printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"failed\",\"reason\":\"%s\"}\n",
            AM_ROW_NAME, a->workload, a->size, reason);
+    fflush(stdout); /* a sanitizer's exit report would otherwise discard it */
+}
+
+/* Test hooks, so the runner's tests can see a cell crash, hang or compute a
+ * wrong checksum. AM_TEST_CRASH / AM_TEST_HANG / AM_TEST_BADSUM name the cells:
+ * "[strategy/]workload[:size]". Read once, before anything is measured. */
+static int test_hook(const char *var, const cell_args *a) {
+    const char *v = getenv(var);
+    if (!v || !*v) return 0;
+    const char *slash = strchr(v, '/');
+    if (slash) {
+        if (strncmp(v, AM_ROW_NAME, (size_t)(slash - v)) || AM_ROW_NAME[slash - v]) return 0;
+        v = slash + 1;
+    }
+    const char *colon = strchr(v, ':');
+    size_t len = colon ? (size_t)(colon - v) : strlen(v);
+    if (strncmp(v, a->workload, len) || a->workload[len]) return 0;
+    return !colon || strtoull(colon + 1, NULL, 10) == a->size;
 }
 
 static void print_metrics(const am_cell *c) {
@@ -150,6 +192,9 @@ static void print_metrics(const am_cell *c) {
         printf("%s\"%s\":%.6g", i ? "," : "", c->metric_names[i], c->metric_values[i]);
     printf("}");
 }
+
+static int count_one(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c);
+static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c, int bad_sum);
 
 int main(int argc, char **argv) {
     cell_args a;
@@ -161,6 +206,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "\n");
         return 2;
     }
+    if (test_hook("AM_TEST_CRASH", &a)) raise(SIGSEGV);
+    if (test_hook("AM_TEST_HANG", &a))
+        for (;;) AM_CLOBBER();
+    int bad_sum = test_hook("AM_TEST_BADSUM", &a);
     am_cell c;
     memset(&c, 0, sizeof c);
     c.size = a.size;
@@ -170,66 +219,101 @@ int main(int argc, char **argv) {
     c.options.limit = a.limit;
     am_heap *h = am_create(&c.options);
     if (!h) { print_failure(&a, "heap could not be created"); return 3; }
+    int rc = a.stats_only ? count_one(&a, w, h, &c) : measure(&a, w, h, &c, bad_sum);
+    am_destroy(h);
+    return rc;
+}
 
+/* --stats-only: one repetition on the counting build; the allocator statistics */
+static int count_one(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c) {
+    uint64_t sum, ns;
+    int status = run_sample(w, h, c, a->seed, 1, &sum, &ns);
+    am_stats s;
+    am_get_stats(h, &s);
+    if (status != AM_OK) { print_failure(a, status_text(status)); return 3; }
+    printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\",\"stats\":{"
+           "\"bytes_requested\":%" PRIu64 ",\"bytes_live\":%zu,\"bytes_peak\":%zu,"
+           "\"bytes_reserved\":%zu,\"reserved_peak\":%zu,\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 "}}\n",
+           AM_ROW_NAME, a->workload, a->size, s.bytes_requested, s.bytes_live, s.bytes_peak,
+           s.bytes_reserved, s.reserved_peak, s.allocs, s.frees);
+    return 0;
+}
+
+/* Calibrate, warm up, check, take the samples and print them; the exit code. */
+static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c, int bad_sum) {
     uint64_t sum, ns;
     int status;
-    if (a.stats_only) {
-        status = run_sample(w, h, &c, a.seed, 1, &sum, &ns);
-        am_stats s;
-        am_get_stats(h, &s);
-        if (status != AM_OK) { print_failure(&a, status_text(status)); return 3; }
-        printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\",\"stats\":{"
-               "\"bytes_requested\":%" PRIu64 ",\"bytes_live\":%zu,\"bytes_peak\":%zu,"
-               "\"bytes_reserved\":%zu,\"reserved_peak\":%zu,\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 "}}\n",
-               AM_ROW_NAME, a.workload, a.size, s.bytes_requested, s.bytes_live, s.bytes_peak,
-               s.bytes_reserved, s.reserved_peak, s.allocs, s.frees);
-        am_destroy(h);
-        return 0;
-    }
-
     /* calibrate: double the repetitions until one sample lasts min_ms; these
      * runs are also the warm-up (pages touched, caches and predictors trained) */
-    unsigned reps = a.reps ? a.reps : (w->reps ? w->reps(a.size) : 1);
+    unsigned reps = a->reps ? a->reps : (w->reps ? w->reps(a->size) : 1);
     if (!reps) reps = 1;
-    uint64_t min_ns = (uint64_t)(a.min_ms * 1e6);
+    uint64_t min_ns = (uint64_t)(a->min_ms * 1e6);
     for (;;) {
-        status = run_sample(w, h, &c, a.seed, reps, &sum, &ns);
-        if (status != AM_OK) { print_failure(&a, status_text(status)); return 3; }
-        if (a.reps || ns >= min_ns || reps >= (1u << 30)) break;
+        status = run_sample(w, h, c, a->seed, reps, &sum, &ns);
+        if (status != AM_OK) { print_failure(a, status_text(status)); return 3; }
+        if (a->reps || ns >= min_ns || reps >= (1u << 30)) break;
         double grow = ns ? (double)min_ns / (double)ns * 1.2 : 16.0;
         if (grow > 16) grow = 16;
         if (grow < 2) grow = 2;
         reps = (unsigned)(reps * grow);
     }
     /* one more warm-up at the final count, whose checksum is the reference check */
-    status = run_sample(w, h, &c, a.seed, reps, &sum, &ns);
+    status = run_sample(w, h, c, a->seed, reps, &sum, &ns);
     uint64_t expect = 0;
     for (unsigned r = 0; r < reps; r++) {
-        c.seed = a.seed + r;
-        expect += w->reference(&c);
+        c->seed = a->seed + r;
+        expect += w->reference(c);
     }
-    if (status != AM_OK) { print_failure(&a, status_text(status)); return 3; }
-    if (sum != expect) { print_failure(&a, "checksum mismatch"); return 4; }
+    expect += (uint64_t)bad_sum;
+    if (status != AM_OK) { print_failure(a, status_text(status)); return 3; }
+    if (sum != expect) { print_failure(a, "checksum mismatch"); return 4; }
 
-    uint64_t *samples = calloc(a.samples, sizeof *samples);
-    if (!samples) return 3;
-    for (unsigned s = 0; s < a.samples; s++) {
-        status = run_sample(w, h, &c, a.seed, reps, &sum, &samples[s]);
-        if (status != AM_OK) { print_failure(&a, status_text(status)); return 3; }
-        if (sum != expect) { print_failure(&a, "checksum mismatch"); return 4; }
+    uint64_t *samples = calloc(a->samples, sizeof *samples);
+    if (!samples) { print_failure(a, "out of memory"); return 3; }
+    /* the counters span every sample, checksum comparisons included: a few
+     * instructions per repetition, next to the workload's own */
+    const char *hw_why = NULL;
+    am_hw_counters *hw = am_hw_counters_open(&hw_why);
+    uint64_t instructions = 0, cycles = 0;
+    if (hw) am_hw_counters_start(hw);
+    int rc = 0;
+    for (unsigned s = 0; s < a->samples && !rc; s++) {
+        status = run_sample(w, h, c, a->seed, reps, &sum, &samples[s]);
+        if (status != AM_OK) { print_failure(a, status_text(status)); rc = 3; }
+        else if (sum != expect) { print_failure(a, "checksum mismatch"); rc = 4; }
+    }
+    if (rc) {
+        am_hw_counters_close(hw);
+        free(samples);
+        return rc;
+    }
+    if (hw && am_hw_counters_stop(hw, &instructions, &cycles) != 0) {
+        am_hw_counters_close(hw);
+        hw = NULL;
+        hw_why = "reading the counters failed";
     }
     am_stats st;
     am_get_stats(h, &st);
     printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\","
            "\"reps\":%u,\"ops_per_rep\":%.6g,\"threads\":%u,\"param\":%g,\"timer_resolution_ns\":%g,"
            "\"peak_rss\":%zu,\"reserved_peak\":%zu,\"samples_ns\":[",
-           AM_ROW_NAME, a.workload, a.size, reps, w->ops ? w->ops(a.size) : 1.0, a.threads, a.param,
+           AM_ROW_NAME, a->workload, a->size, reps, w->ops ? w->ops(a->size) : 1.0, a->threads, a->param,
            am_timer_resolution_ns(), am_peak_rss_bytes(), st.reserved_peak);
-    for (unsigned s = 0; s < a.samples; s++) printf("%s%" PRIu64, s ? "," : "", samples[s]);
+    for (unsigned s = 0; s < a->samples; s++) printf("%s%" PRIu64, s ? "," : "", samples[s]);
     printf("]");
-    print_metrics(&c);
+    print_metrics(c);
+    if (hw) {
+        double ops = (double)a->samples * reps * (w->ops ? w->ops(a->size) : 1.0);
+        printf(",\"hw_counters\":\"ok\",\"instructions_per_op\":%.6g,\"cycles_per_op\":%.6g",
+               (double)instructions / ops, (double)cycles / ops);
+        am_hw_counters_close(hw);
+    } else {
+        printf(",\"hw_counters\":");
+        char why[200];
+        snprintf(why, sizeof why, "unavailable: %s", hw_why ? hw_why : "unknown");
+        print_json_string(why);
+    }
     printf("}\n");
     free(samples);
-    am_destroy(h);
     return 0;
 }

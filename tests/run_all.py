@@ -60,6 +60,8 @@ def main():
     ap.add_argument("--no-python", action="store_true")
     args = ap.parse_args()
     start = time.time()
+    # the Python tests that run cells find them here (build/<cc><variant>)
+    os.environ.setdefault("AM_BUILD", args.build)
     passed = failed = skipped = 0
     jobs = str(os.cpu_count() or 2)
     b = subprocess.run(args.make.split() + ["-j" + jobs, "--no-print-directory", "tests-build"], cwd=ROOT)

@@ -1,0 +1,827 @@
+#!/usr/bin/env python3
+"""allocmark.py: runs the benchmark matrix (compiler x strategy x workload x size),
+one fresh am-cell process per cell, in a shuffled order, and writes the run's
+CSV files, meta.json and tables to results/<run-id>/. It measures nothing
+itself: timing, calibration and checksums happen in runner/cell_main.c.
+Python 3 standard library only."""
+import argparse
+import csv
+import datetime
+import io
+import json
+import os
+import platform
+import random
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import stats  # noqa: E402
+import tables  # noqa: E402
+
+DEFAULT_BASELINE = "monotonic"
+FALLBACK_BASELINE = "system"
+
+# Budget of the default matrix (make bench: <= 10 min on 2 cores).
+# Measured here (2 noisy cores, thrash_pool): a cell costs its samples
+# (9 x 10 ms = 90 ms) + calibration, which doubles the repetitions up to one
+# 10 ms sample (about 20-40 ms) + one warm-up sample (10 ms) + process start and
+# the -stats run (about 10 ms): 0.15-0.2 s in all, about 0.18 s on average.
+# The expected matrix is ~15 workloads x ~12 strategies: with all 10 sizes of
+# seed 004's sweep, 1800 cells x 0.18 s = 5.4 min before any workload whose one
+# repetition outlasts min-ms; with the default 6 sizes (every other size plus
+# the last, so 10 and 1810 stay) 1080 cells x 0.18 s = 3.2 min, which leaves
+# room for slower workloads and for the bootstrap (~10 ms a cell in Python).
+# --quick: 2 sizes x 5 samples x 5 ms: 360 cells x ~0.07 s = 25 s.
+DEFAULT_SAMPLES = 9
+DEFAULT_MIN_MS = 10.0
+QUICK_SAMPLES = 5
+QUICK_MIN_MS = 5.0
+WRITE_EVERY_S = 5.0
+
+SAMPLE_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "sample", "reps",
+               "ns", "ns_per_op"]
+SUMMARY_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "status", "reason",
+                "samples", "reps", "ops_per_rep", "median_ns_per_op", "min_ns_per_op", "ci_low_ns",
+                "ci_high_ns", "cv", "peak_rss_bytes", "bytes_requested", "bytes_peak",
+                "reserved_peak", "overhead_pct", "allocs", "frees", "instructions_per_op",
+                "cycles_per_op"]
+RATIO_COLS = ["compiler", "workload", "size", "threads", "param", "strategy", "baseline", "ratio",
+              "ci_low", "ci_high", "significant"]
+METRIC_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "metric", "value"]
+
+
+class UsageError(Exception):
+    """Bad input: reported on stderr, exit status 2, nothing measured."""
+
+
+# ---------------------------------------------------------------- arguments
+
+def whole_number(minimum):
+    def parse(s):
+        try:
+            v = int(s, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: '{s}'")
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}: '{s}'")
+        return v
+    return parse
+
+
+def positive_number(s):
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: '{s}'")
+    if not v > 0 or v != v or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number: '{s}'")
+    return v
+
+
+def non_negative_number(s):
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: '{s}'")
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a non-negative number: '{s}'")
+    return v
+
+
+def sizes_arg(s):
+    if s in ("linear", "log", "default"):
+        return s
+    out = []
+    for part in s.split(","):
+        part = part.strip()
+        try:
+            v = int(part, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"not a size: '{part}' (give whole numbers separated by commas, 'linear' or 'log')")
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"a size must be at least 1: '{part}'")
+        out.append(v)
+    return out
+
+
+def names_arg(s):
+    return [n.strip() for n in s.split(",") if n.strip()]
+
+
+def make_parser():
+    ap = argparse.ArgumentParser(
+        prog="allocmark.py",
+        description="Run the allocmark benchmark matrix: every (compiler, strategy, workload, size) "
+                    "cell in its own process, in a shuffled order; write CSV files, meta.json and "
+                    "tables to the run folder.",
+        epilog="Exit status: 0 done (some cells may have failed: see summary.csv), 2 bad input, "
+               "3 every cell failed, 130 interrupted (finished cells are kept).")
+    ap.add_argument("--list", action="store_true", help="list strategies, workloads and sizes, then exit")
+    ap.add_argument("--allocators", type=names_arg, metavar="A,B",
+                    help="strategies (rows) to run (default: every row built in build/<compiler>/bin)")
+    ap.add_argument("--workloads", type=names_arg, metavar="W,V", help="workloads (default: all)")
+    ap.add_argument("--sizes", type=sizes_arg, metavar="N,M|linear|log",
+                    help="sizes: numbers, 'linear' (each workload's whole linear sweep) or 'log' "
+                         "(its log sweep); default: every other size of the linear sweep plus the last")
+    ap.add_argument("--samples", type=whole_number(3), metavar="K",
+                    help=f"samples per cell (default {DEFAULT_SAMPLES}, at least 3)")
+    ap.add_argument("--min-ms", type=positive_number, metavar="X",
+                    help=f"shortest sample in ms (default {DEFAULT_MIN_MS:g})")
+    ap.add_argument("--baseline", metavar="S",
+                    help=f"strategy the ratios divide by (default {DEFAULT_BASELINE}; "
+                         f"{FALLBACK_BASELINE} where that is not built)")
+    ap.add_argument("--seed", type=whole_number(0), metavar="S",
+                    help="seed of the cell order, the workloads and the bootstrap (default: random, recorded)")
+    ap.add_argument("--threads", type=whole_number(1), metavar="T",
+                    help="threads for threaded workloads (default: the number of CPUs)")
+    ap.add_argument("--param", type=non_negative_number, metavar="P",
+                    help="the workloads' knob (default: each workload's own)")
+    ap.add_argument("--out", metavar="DIR", help="run folder (default results/<YYYYmmdd-HHMMSS>)")
+    ap.add_argument("--compilers", type=names_arg, metavar="C,D",
+                    help="compiler build folders build/<name>/bin to use (default: the name of $CC, "
+                         "as the Makefile uses)")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"small matrix: first and last size, {QUICK_SAMPLES} samples, "
+                         f"min-ms {QUICK_MIN_MS:g}")
+    ap.add_argument("--timeout", type=positive_number, default=60.0, metavar="S",
+                    help="seconds a cell may take before it is stopped and recorded failed (default 60)")
+    ap.add_argument("--build-root", default=os.path.join(ROOT, "build"), help=argparse.SUPPRESS)
+    return ap
+
+
+# ---------------------------------------------------------------- discovery
+
+def read_strategies():
+    """Rows of allocators/strategies.txt: [(row, libs, description)] in file order."""
+    rows = []
+    with open(os.path.join(ROOT, "allocators", "strategies.txt")) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) < 4:
+                continue
+            libs = "" if parts[3] == "-" else parts[3].replace("~", " ")
+            rows.append((parts[0], libs, " ".join(parts[4:])))
+    return rows
+
+
+def default_compiler():
+    cc = os.environ.get("CC", "cc").split()
+    return os.path.basename(cc[0]) if cc else "cc"
+
+
+def bin_dir(args, compiler):
+    return os.path.join(args.build_root, compiler, "bin")
+
+
+def built_rows(bindir, known):
+    """Rows with a measured binary in bindir: strategies.txt order, then any others."""
+    if not os.path.isdir(bindir):
+        return []
+    names = set()
+    for f in os.listdir(bindir):
+        if f.startswith("am-cell-") and not f.endswith("-stats") and not f.endswith(".exe"):
+            names.add(f[len("am-cell-"):])
+        elif f.startswith("am-cell-") and f.endswith(".exe") and not f.endswith("-stats.exe"):
+            names.add(f[len("am-cell-"):-4])
+    ordered = [r for r in known if r in names]
+    return ordered + sorted(names - set(ordered))
+
+
+def cell_exe(bindir, row, stats_build=False):
+    base = os.path.join(bindir, "am-cell-" + row + ("-stats" if stats_build else ""))
+    return base + ".exe" if not os.path.exists(base) and os.path.exists(base + ".exe") else base
+
+
+def list_workloads(exe):
+    p = subprocess.run([exe, "--list"], capture_output=True, text=True, timeout=30)
+    if p.returncode != 0:
+        raise UsageError(f"{exe} --list failed: {p.stderr.strip()}")
+    return json.loads(p.stdout)
+
+
+# ---------------------------------------------------------------- one cell
+
+def parse_json_line(text):
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
+def signal_name(num):
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def run_process(cmd, timeout, cwd):
+    """Runs one cell process: (json or None, failure reason or None)."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {timeout:g} s"
+    if p.returncode == -signal.SIGINT:
+        raise KeyboardInterrupt
+    if p.returncode < 0:
+        return None, f"crashed ({signal_name(-p.returncode)})"
+    out = parse_json_line(p.stdout)
+    err = p.stderr.strip().splitlines()
+    sanitizer = [line for line in err if line.startswith("SUMMARY: ")]
+    if out is not None and out.get("status") == "failed":
+        return out, out.get("reason", "failed") + (f" (exit status {p.returncode})" if p.returncode else "")
+    if p.returncode != 0 or out is None:
+        if sanitizer:
+            return None, f"crashed ({sanitizer[-1][len('SUMMARY: '):][:200]})"
+        last = err[-1][:200] if err else "no output"
+        return None, f"exit status {p.returncode}: {last}"
+    return out, None
+
+
+class Cell:
+    def __init__(self, compiler, strategy, workload, size, threads, param, threaded):
+        self.compiler, self.strategy, self.workload = compiler, strategy, workload
+        self.size, self.threads, self.param, self.threaded = size, threads, param, threaded
+        self.status = "pending"
+        self.reason = ""
+        self.result = None
+        self.stats = None
+        self.summary = None
+
+    def key(self):
+        return (self.compiler, self.workload, self.size, self.threads, self.param)
+
+    def cols(self):
+        return [self.compiler, self.strategy, self.workload, self.size, self.threads,
+                fmt(self.param)]
+
+
+def measure(cell, args, cfg, scratch):
+    bindir = bin_dir(args, cell.compiler)
+    common = ["--workload", cell.workload, "--size", str(cell.size), "--seed", str(cfg["seed"])]
+    if cell.threaded:
+        common += ["--threads", str(cell.threads)]
+    if args.param is not None:
+        common += ["--param", repr(args.param)]
+    cmd = [cell_exe(bindir, cell.strategy)] + common + [
+        "--samples", str(cfg["samples"]), "--min-ms", repr(cfg["min_ms"])]
+    out, why = run_process(cmd, args.timeout, scratch)
+    if why:
+        cell.status, cell.reason = "failed", why
+        return
+    # the cell counts as done only once everything about it is known, so an
+    # interrupt during the -stats run leaves it pending, not half-filled
+    note, counted = "", None
+    if not cell.threaded:
+        exe = cell_exe(bindir, cell.strategy, stats_build=True)
+        if not os.path.exists(exe):
+            note = "no -stats binary"
+        else:
+            sout, swhy = run_process([exe] + common + ["--stats-only"], args.timeout, scratch)
+            if swhy:
+                note = "stats run: " + swhy
+            else:
+                counted = sout.get("stats", {})
+    cell.result, cell.stats, cell.reason = out, counted, note
+    cell.summary = summarize(cell, cfg["seed"])
+    cell.status = "ok"
+
+
+def summarize(cell, seed):
+    r = cell.result
+    per_op = per_op_samples(r)
+    lo, hi = stats.median_ci(per_op, stats.seed_for(seed, *cell.cols()))
+    s = cell.stats or {}
+    peak, reserved = s.get("bytes_peak"), s.get("reserved_peak")
+    overhead = (reserved / peak - 1) * 100 if peak and reserved else None
+    return {
+        "samples": len(per_op), "reps": r["reps"], "ops_per_rep": r.get("ops_per_rep", 1),
+        "median_ns_per_op": stats.median(per_op), "min_ns_per_op": min(per_op),
+        "ci_low_ns": lo, "ci_high_ns": hi, "cv": stats.cv(per_op),
+        "peak_rss_bytes": r.get("peak_rss"), "bytes_requested": s.get("bytes_requested"),
+        "bytes_peak": peak, "reserved_peak": reserved, "overhead_pct": overhead,
+        "allocs": s.get("allocs"), "frees": s.get("frees"),
+        "instructions_per_op": r.get("instructions_per_op"), "cycles_per_op": r.get("cycles_per_op"),
+    }
+
+
+def per_op_samples(result):
+    ops = result["reps"] * (result.get("ops_per_rep") or 1)
+    return [ns / ops for ns in result["samples_ns"]]
+
+
+# ---------------------------------------------------------------- outputs
+
+def fmt(v):
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, float):
+        if v == int(v) and abs(v) < 1e15:
+            return str(int(v))
+        return f"{v:.6g}"
+    return str(v)
+
+
+def csv_text(header, rows):
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for r in rows:
+        w.writerow([fmt(v) for v in r])
+    return buf.getvalue()
+
+
+def write_atomic(path, text):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+class Ratios:
+    """Ratio of each strategy's cell to the baseline's, computed once per pair."""
+
+    def __init__(self, baseline, seed):
+        self.baseline, self.seed, self.done = baseline, seed, {}
+
+    def rows(self, cells):
+        base = {c.key(): c for c in cells if c.strategy == self.baseline and c.status == "ok"}
+        out = []
+        for c in cells:
+            if c.strategy == self.baseline or c.status != "ok" or c.key() not in base:
+                continue
+            k = c.cols()
+            if tuple(k) not in self.done:
+                b = base[c.key()]
+                self.done[tuple(k)] = stats.ratio_ci(per_op_samples(c.result), per_op_samples(b.result),
+                                                     stats.seed_for(self.seed, "ratio", *k))
+            r, lo, hi = self.done[tuple(k)]
+            out.append([c.compiler, c.workload, c.size, c.threads, fmt(c.param), c.strategy,
+                        self.baseline, r, lo, hi, stats.significant(lo, hi)])
+        return out
+
+
+def table_text(cells, ratio_rows, baseline, order, markdown):
+    summary = [dict(zip(SUMMARY_COLS, row)) for row in summary_rows(cells)]
+    ratios = [dict(zip(RATIO_COLS, [fmt(v) for v in row])) for row in ratio_rows]
+    t = tables.build(summary, ratios, baseline, order)
+    return tables.render_markdown(t) if markdown else tables.render_text(t)
+
+
+def summary_rows(cells):
+    rows = []
+    for c in cells:
+        if c.status == "pending":
+            continue
+        s = c.summary or {}
+        rows.append(c.cols() + [c.status, c.reason] + [s.get(k) for k in SUMMARY_COLS[8:]])
+    return rows
+
+
+def write_outputs(out_dir, cells, ratios, meta, order):
+    done = sorted((c for c in cells if c.status != "pending"),
+                  key=lambda c: (c.compiler, c.workload, c.threads, c.size, order.index(c.strategy)
+                                 if c.strategy in order else len(order)))
+    samples, metrics = [], []
+    for c in done:
+        if c.status != "ok":
+            continue
+        ops = c.result["reps"] * (c.result.get("ops_per_rep") or 1)
+        for i, ns in enumerate(c.result["samples_ns"]):
+            samples.append(c.cols() + [i, c.result["reps"], ns, ns / ops])
+        for name, value in (c.result.get("metrics") or {}).items():
+            metrics.append(c.cols() + [name, value])
+    ratio_rows = ratios.rows(done)
+    write_atomic(os.path.join(out_dir, "samples.csv"), csv_text(SAMPLE_COLS, samples))
+    write_atomic(os.path.join(out_dir, "summary.csv"), csv_text(SUMMARY_COLS, summary_rows(done)))
+    write_atomic(os.path.join(out_dir, "ratios.csv"), csv_text(RATIO_COLS, ratio_rows))
+    write_atomic(os.path.join(out_dir, "metrics.csv"), csv_text(METRIC_COLS, metrics))
+    write_atomic(os.path.join(out_dir, "meta.json"), json.dumps(meta, indent=2) + "\n")
+    text = table_text(done, ratio_rows, ratios.baseline, order, markdown=False)
+    write_atomic(os.path.join(out_dir, "tables.txt"), text)
+    write_atomic(os.path.join(out_dir, "tables.md"),
+                 f"# allocmark run {meta['run_id']}\n\n" +
+                 table_text(done, ratio_rows, ratios.baseline, order, markdown=True))
+    return text
+
+
+def point_latest(out_dir):
+    parent, name = os.path.split(os.path.abspath(out_dir))
+    link = os.path.join(parent, "latest")
+    if os.path.exists(link) and not os.path.islink(link):
+        return  # someone's real folder: leave it
+    tmp = link + ".tmp"
+    try:
+        if os.path.lexists(tmp):
+            os.remove(tmp)
+        os.symlink(name, tmp)
+        os.replace(tmp, link)
+    except OSError:
+        pass  # no symlinks here (some Windows setups): the run folder is still complete
+
+
+# ---------------------------------------------------------------- meta.json
+
+def command_output(cmd, cwd=ROOT):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=20, cwd=cwd)
+        return p.stdout.strip() if p.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def library_versions(bindir, rows, strategies):
+    """Debian package and version of each -l library a row links, found from the
+    binary's ldd line (one dpkg-query for all: each call reads the whole database)."""
+    libs_of = {r: libs for r, libs, _ in strategies}
+    wanted = {}
+    for row in rows:
+        libs = [w[2:] for w in libs_of.get(row, "").split() if w.startswith("-l")]
+        if not libs:
+            continue
+        ldd = command_output(["ldd", cell_exe(bindir, row)]) or ""
+        for lib in libs:
+            path = None
+            for line in ldd.splitlines():
+                parts = line.split()
+                if parts and parts[0].startswith(f"lib{lib}.so") and "=>" in parts and len(parts) > 2:
+                    path = os.path.realpath(parts[2])
+            wanted.setdefault(row, []).append((lib, path))
+    paths = sorted({p for v in wanted.values() for _, p in v if p})
+    package_of, version_of = {}, {}
+    if paths:
+        for line in (command_output(["dpkg-query", "-S"] + paths) or "").splitlines():
+            pkg, _, path = line.partition(": ")
+            package_of[path.strip()] = pkg.split(":")[0]
+        pkgs = sorted(set(package_of.values()))
+        if pkgs:
+            for line in (command_output(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n"] + pkgs)
+                         or "").splitlines():
+                name, _, ver = line.partition(" ")
+                version_of[name] = ver
+    out = {}
+    for row, found in wanted.items():
+        text = []
+        for lib, path in found:
+            pkg = package_of.get(path)
+            if pkg:
+                text.append(f"{pkg} {version_of.get(pkg, '')}".strip())
+            else:
+                text.append(f"lib{lib} (version unknown{': ' + path if path else ''})")
+        out[row] = ", ".join(text)
+    return out
+
+
+def compiler_info(args, compiler, list_json):
+    info = {"name": compiler, "command": None, "version": list_json.get("compiler"), "flags": None}
+    path = os.path.join(args.build_root, compiler, "compiler.json")
+    try:
+        with open(path) as f:
+            info.update({k: v for k, v in json.load(f).items() if v})
+    except (OSError, ValueError):
+        pass
+    if not info["command"] and shutil.which(compiler):
+        info["command"] = compiler  # a folder named after its compiler (make CC=clang)
+    if info["command"] and not info.get("version_line"):
+        line = command_output(shlex.split(info["command"]) + ["--version"])
+        if line:
+            info["version_line"] = line.splitlines()[0]
+    return info
+
+
+def git_revision():
+    rev = command_output(["git", "rev-parse", "HEAD"])
+    if not rev:
+        return None
+    dirty = command_output(["git", "status", "--porcelain", "--untracked-files=no"])
+    return rev + ("+dirty" if dirty else "")
+
+
+# ---------------------------------------------------------------- progress
+
+def clock(s):
+    s = int(s)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class Progress:
+    def __init__(self, total, multi_compiler):
+        self.total, self.multi = total, multi_compiler
+        self.tty = sys.stdout.isatty()
+        self.start = time.monotonic()
+        self.width = 0
+
+    def _name(self, c):
+        return (f"{c.compiler} " if self.multi else "") + f"{c.strategy} {c.workload} {c.size}"
+
+    def before(self, i, c):
+        if not self.tty:
+            return
+        elapsed = time.monotonic() - self.start
+        eta = "?" if i == 0 else clock(elapsed / i * (self.total - i))
+        line = f"cell {i + 1}/{self.total}  {self._name(c)}  {clock(elapsed)} elapsed  ETA {eta}"
+        sys.stdout.write("\r" + line.ljust(self.width))
+        sys.stdout.flush()
+        self.width = len(line)
+
+    def after(self, i, c, seconds):
+        if c.status == "ok":
+            what = f"{tables.format_time(c.summary['median_ns_per_op'])}/op"
+        else:
+            what = f"FAILED: {c.reason}"
+        if self.tty:
+            if c.status != "ok":
+                sys.stdout.write("\r" + " " * self.width + "\r")
+                print(f"cell {i + 1}/{self.total}  {self._name(c)}  {what}")
+                self.width = 0
+        else:
+            print(f"cell {i + 1}/{self.total}  {self._name(c)}  {what}  ({seconds:.2f} s)", flush=True)
+
+    def finish(self):
+        if self.tty and self.width:
+            sys.stdout.write("\r" + " " * self.width + "\r")
+            sys.stdout.flush()
+
+
+# ---------------------------------------------------------------- main
+
+def choose_sizes(w, sizes, quick):
+    linear = w["sizes"]
+    if isinstance(sizes, list):
+        return sizes
+    if sizes == "log":
+        return w.get("log_sizes") or linear
+    if sizes == "linear":
+        return linear
+    if quick:
+        return sorted({linear[0], linear[-1]})
+    picked = linear[::2]
+    return picked if picked[-1] == linear[-1] else picked + [linear[-1]]
+
+
+def plan(args):
+    """Checks every input and returns the run's configuration; raises UsageError."""
+    strategies = read_strategies()
+    known = [r for r, _, _ in strategies]
+    compilers = args.compilers or [default_compiler()]
+    rows_of = {}
+    for c in compilers:
+        rows = built_rows(bin_dir(args, c), known)
+        if not rows:
+            have = sorted(d for d in os.listdir(args.build_root)
+                          if built_rows(bin_dir(args, d), known)) if os.path.isdir(args.build_root) else []
+            raise UsageError(f"no cells built for compiler '{c}' (nothing in {bin_dir(args, c)}); "
+                             f"built: {', '.join(have) or 'none'} (run make, or make CC={c})")
+        rows_of[c] = rows
+    every_built = [r for r in known if any(r in rows_of[c] for c in compilers)]
+    every_built += sorted({r for c in compilers for r in rows_of[c]} - set(every_built))
+    libs_of = {r: libs for r, libs, _ in strategies}
+
+    def check_row(name, what):
+        if name not in known and name not in every_built:
+            raise UsageError(f"unknown {what} '{name}'; valid: {', '.join(known)}")
+        for c in compilers:
+            if name not in rows_of[c]:
+                need = f" (it links {libs_of[name]}: is the library installed?)" if libs_of.get(name) else ""
+                raise UsageError(f"{what} '{name}' is not built in {bin_dir(args, c)}{need}; "
+                                 f"built: {', '.join(rows_of[c])}")
+
+    allocators = args.allocators or every_built
+    for a in allocators:
+        check_row(a, "strategy")
+    notes = []
+    if args.baseline:
+        baseline = args.baseline
+        check_row(baseline, "baseline")
+    else:
+        baseline = DEFAULT_BASELINE
+        if not all(baseline in rows_of[c] for c in compilers):
+            notes.append(f"baseline {DEFAULT_BASELINE} is not built; ratios are to {FALLBACK_BASELINE}")
+            baseline = FALLBACK_BASELINE
+            check_row(baseline, "baseline")
+    if baseline not in allocators:
+        notes.append(f"added the baseline {baseline} to the strategies")
+        allocators = allocators + [baseline]
+    order = [r for r in every_built if r in allocators]
+
+    lists = {c: list_workloads(cell_exe(bin_dir(args, c), rows_of[c][0])) for c in compilers}
+    wl = {w["name"]: w for w in lists[compilers[0]]["workloads"]}
+    names = args.workloads or list(wl)
+    for n in names:
+        if n not in wl:
+            raise UsageError(f"unknown workload '{n}'; valid: {', '.join(wl)}")
+
+    quick = args.quick
+    samples = args.samples or (QUICK_SAMPLES if quick else DEFAULT_SAMPLES)
+    min_ms = args.min_ms or (QUICK_MIN_MS if quick else DEFAULT_MIN_MS)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2 ** 31)
+    threads = args.threads or max(2, os.cpu_count() or 1)
+
+    cells = []
+    for c in compilers:
+        for s in order:
+            if s not in rows_of[c]:
+                continue
+            for n in names:
+                w = wl[n]
+                for size in choose_sizes(w, args.sizes or "default", quick):
+                    cells.append(Cell(c, s, n, size, threads if w["threaded"] else 1,
+                                      args.param if args.param is not None else 0.0,
+                                      bool(w["threaded"])))
+    random.Random(seed).shuffle(cells)
+
+    run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out_dir = args.out or os.path.join(ROOT, "results", run_id)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        probe = os.path.join(out_dir, ".allocmark-write-test")
+        with open(probe, "w") as f:
+            f.write("x")
+        os.remove(probe)
+    except OSError as e:
+        raise UsageError(f"cannot write the run folder '{out_dir}': {e.strerror or e}")
+    return {"strategies": strategies, "compilers": compilers, "rows_of": rows_of, "order": order,
+            "baseline": baseline, "notes": notes, "lists": lists, "workloads": names,
+            "samples": samples, "min_ms": min_ms, "seed": seed, "threads": threads,
+            "cells": cells, "run_id": args.out and os.path.basename(os.path.abspath(args.out)) or run_id,
+            "out_dir": out_dir, "quick": quick}
+
+
+def static_meta(args, cfg):
+    """The parts of meta.json that do not change during a run (some take a
+    second to find out: dpkg-query), gathered once before the first cell."""
+    first = cfg["compilers"][0]
+    return {
+        "host": socket.gethostname(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "kernel": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "compilers": [compiler_info(args, c, cfg["lists"][c]) for c in cfg["compilers"]],
+        "libraries": library_versions(bin_dir(args, first), cfg["rows_of"][first], cfg["strategies"]),
+        "c_library": " ".join(platform.libc_ver()) or None,
+        "git_revision": git_revision(),
+    }
+
+
+def make_meta(args, cfg, cells, started, state):
+    ok = [c for c in cells if c.status == "ok"]
+    hw = None
+    for c in ok:
+        v = c.result.get("hw_counters")
+        if v and v != "ok":
+            hw = v
+            break
+        if v == "ok":
+            hw = "available"
+    res = [c.result.get("timer_resolution_ns") for c in ok if c.result.get("timer_resolution_ns")]
+    meta = {
+        "run_id": cfg["run_id"],
+        "date": started.isoformat(timespec="seconds"),
+        "state": state,
+    }
+    meta.update(cfg["static_meta"])
+    meta.update({
+        "seed": cfg["seed"],
+        "command_line": " ".join(shlex.quote(a) for a in sys.argv),
+        "strategies": cfg["order"],
+        "workloads": cfg["workloads"],
+        "samples": cfg["samples"],
+        "min_ms": cfg["min_ms"],
+        "threads_for_threaded_workloads": cfg["threads"],
+        "param": args.param,
+        "baseline": cfg["baseline"],
+        "notes": cfg["notes"],
+        "quick": cfg["quick"],
+        "sizes": args.sizes or "default",
+        "timeout_s": args.timeout,
+        "timer_resolution_ns": min(res) if res else None,
+        "hardware_counters": hw or "unknown: no cell finished",
+        "cells": {"planned": len(cells), "ok": len(ok),
+                  "failed": sum(c.status == "failed" for c in cells),
+                  "not_run": sum(c.status == "pending" for c in cells)},
+        "elapsed_s": round((datetime.datetime.now() - started).total_seconds(), 1),
+    })
+    return meta
+
+
+def print_list(args):
+    strategies = read_strategies()
+    known = [r for r, _, _ in strategies]
+    compilers = args.compilers or [default_compiler()]
+    built = {c: built_rows(bin_dir(args, c), known) for c in compilers}
+    print("strategies (allocators/strategies.txt):")
+    width = max(len(r) for r in known)
+    for r, libs, desc in strategies:
+        missing = [c for c in compilers if r not in built[c]]
+        tag = f"  [not built{' for ' + ', '.join(missing) if len(compilers) > 1 else ''}" \
+              f"{': needs ' + libs if libs else ''}]" if missing else ""
+        base = "  (default baseline)" if r == DEFAULT_BASELINE else ""
+        print(f"  {r.ljust(width)}  {desc}{base}{tag}")
+    rows = next((built[c] for c in compilers if built[c]), None)
+    if not rows:
+        print("workloads: build the cells first (make)")
+        return 0
+    c = next(c for c in compilers if built[c])
+    info = list_workloads(cell_exe(bin_dir(args, c), rows[0]))
+    print("workloads (sizes: default sweep; linear: whole sweep; log):")
+    for w in info["workloads"]:
+        print(f"  {w['name']}{'  [threaded]' if w['threaded'] else ''}: {w['summary']}")
+        print(f"      default {','.join(map(str, choose_sizes(w, 'default', False)))}")
+        print(f"      linear  {','.join(map(str, w['sizes']))}")
+        print(f"      log     {','.join(map(str, w.get('log_sizes') or []))}")
+    return 0
+
+
+def on_sigterm(signum, frame):
+    raise KeyboardInterrupt
+
+
+def run(args):
+    cfg = plan(args)
+    cells, out_dir = cfg["cells"], cfg["out_dir"]
+    for n in cfg["notes"]:
+        print(f"note: {n}")
+    print(f"allocmark: {len(cells)} cells ({', '.join(cfg['compilers'])}; {len(cfg['order'])} strategies; "
+          f"{len(cfg['workloads'])} workloads), {cfg['samples']} samples of >= {cfg['min_ms']:g} ms, "
+          f"seed {cfg['seed']}, baseline {cfg['baseline']}; writing {out_dir}", flush=True)
+    cfg["static_meta"] = static_meta(args, cfg)
+    started = datetime.datetime.now()
+    ratios = Ratios(cfg["baseline"], cfg["seed"])
+    progress = Progress(len(cells), len(cfg["compilers"]) > 1)
+    state = "finished"
+    last_write = time.monotonic()
+    prev = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        with tempfile.TemporaryDirectory(prefix="allocmark-") as scratch:
+            for i, c in enumerate(cells):
+                progress.before(i, c)
+                t0 = time.monotonic()
+                measure(c, args, cfg, scratch)
+                progress.after(i, c, time.monotonic() - t0)
+                if time.monotonic() - last_write >= WRITE_EVERY_S:
+                    write_outputs(out_dir, cells, ratios, make_meta(args, cfg, cells, started, "running"),
+                                  cfg["order"])
+                    last_write = time.monotonic()
+    except KeyboardInterrupt:
+        state = "interrupted"
+    finally:
+        signal.signal(signal.SIGTERM, prev)
+        progress.finish()
+    text = write_outputs(out_dir, cells, ratios, make_meta(args, cfg, cells, started, state), cfg["order"])
+    point_latest(out_dir)
+    print(text)
+    failed = [c for c in cells if c.status == "failed"]
+    done = [c for c in cells if c.status != "pending"]
+    for c in failed:
+        print(f"failed: {c.compiler} {c.strategy} {c.workload} {c.size}: {c.reason}")
+    elapsed = (datetime.datetime.now() - started).total_seconds()
+    if state == "interrupted":
+        print(f"interrupted: {len(done)} of {len(cells)} cells done; results in {out_dir}")
+        return 130
+    print(f"{len(cells)} cells ({len(failed)} failed) in {clock(elapsed)}; results in {out_dir}")
+    return 3 if cells and len(failed) == len(cells) else 0
+
+
+def main(argv=None):
+    args = make_parser().parse_args(argv)
+    try:
+        if args.list:
+            return print_list(args)
+        return run(args)
+    except UsageError as e:
+        print(f"allocmark: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

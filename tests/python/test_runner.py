@@ -1,0 +1,294 @@
+"""End-to-end tests of runner/allocmark.py on a tiny matrix (system and ideal,
+thrash_pool, a few sizes, 3 samples of 1 ms): the files and their columns,
+ratios that agree with the medians, every kind of bad input, and cells that
+crash, hang or fail their checksum (through the cell's AM_TEST_* hooks) being
+recorded as failed while the others complete. Builds the two rows if needed."""
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+RUNNER = os.path.join(ROOT, "runner", "allocmark.py")
+sys.path.insert(0, os.path.join(ROOT, "runner"))
+import allocmark  # noqa: E402
+
+
+def build_dir():
+    b = os.environ.get("AM_BUILD")
+    if not b:
+        b = os.path.join("build", os.path.basename((os.environ.get("CC") or "cc").split()[0]))
+    return os.path.join(ROOT, b)
+
+
+BUILD = build_dir()
+COMPILER = os.path.basename(BUILD)
+TINY = ["--allocators", "system,ideal", "--workloads", "thrash_pool", "--samples", "3",
+        "--min-ms", "1", "--seed", "7"]
+
+
+_built = []
+
+
+def ensure_cells():
+    """Brings the two rows' cells up to date once per test process (make is
+    incremental; `make test` itself builds only the test binaries)."""
+    if _built:
+        return
+    # inherits MAKEFLAGS from `make test`, so CC, VARIANT and flags match
+    subprocess.run(["make", "--no-print-directory", "-j2", "cells", "ALLOCATORS=system,ideal"],
+                   cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    _built.append(True)
+
+
+def run(args, env=None, timeout=120):
+    full_env = dict(os.environ)
+    for k in ("AM_TEST_CRASH", "AM_TEST_HANG", "AM_TEST_BADSUM"):
+        full_env.pop(k, None)
+    full_env.update(env or {})
+    cmd = [sys.executable, RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD)] + args
+    return subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout)
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        r = csv.reader(f)
+        header = next(r)
+        return header, [dict(zip(header, row)) for row in r]
+
+
+class Tiny(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells()
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = os.path.join(cls.tmp.name, "run1")
+        cls.p = run(TINY + ["--sizes", "10,210", "--baseline", "system", "--out", cls.out])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_run_succeeds_and_prints_tables_and_where(self):
+        self.assertEqual(self.p.returncode, 0, self.p.stderr)
+        self.assertIn("== " + COMPILER + ": thrash_pool ==", self.p.stdout)
+        self.assertIn("ideal/system", self.p.stdout)
+        self.assertIn(self.out, self.p.stdout.splitlines()[-1])
+
+    def test_every_file_is_there_with_its_columns(self):
+        expect = {"samples.csv": allocmark.SAMPLE_COLS, "summary.csv": allocmark.SUMMARY_COLS,
+                  "ratios.csv": allocmark.RATIO_COLS, "metrics.csv": allocmark.METRIC_COLS}
+        for name, cols in expect.items():
+            header, _ = read_csv(os.path.join(self.out, name))
+            self.assertEqual(header, cols, name)
+        for name in ("meta.json", "tables.txt", "tables.md"):
+            self.assertGreater(os.path.getsize(os.path.join(self.out, name)), 0, name)
+        self.assertFalse([f for f in os.listdir(self.out) if f.endswith(".tmp")])
+        self.assertEqual(os.readlink(os.path.join(self.tmp.name, "latest")), "run1")
+
+    def test_summary_has_every_cell_with_stats(self):
+        _, rows = read_csv(os.path.join(self.out, "summary.csv"))
+        cells = sorted((r["strategy"], int(r["size"])) for r in rows)
+        self.assertEqual(cells, [("ideal", 10), ("ideal", 210), ("system", 10), ("system", 210)])
+        for r in rows:
+            self.assertEqual(r["status"], "ok")
+            self.assertEqual(r["compiler"], COMPILER)
+            self.assertEqual(r["samples"], "3")
+            lo, med, hi = float(r["ci_low_ns"]), float(r["median_ns_per_op"]), float(r["ci_high_ns"])
+            self.assertLessEqual(float(r["min_ns_per_op"]), med)
+            self.assertLessEqual(lo, med)
+            self.assertLessEqual(med, hi)
+            self.assertGreater(int(r["peak_rss_bytes"]), 0)
+            # one repetition allocates one vector and frees it
+            self.assertEqual((r["allocs"], r["frees"]), ("1", "1"))
+            self.assertGreaterEqual(int(r["bytes_peak"]), 0)
+            self.assertEqual(r["instructions_per_op"] == "", r["cycles_per_op"] == "")
+        ideal = [r for r in rows if r["strategy"] == "ideal"]
+        for r in ideal:  # ideal knows what it reserved
+            self.assertGreater(int(r["reserved_peak"]), 0)
+
+    def test_samples_match_summary(self):
+        _, samples = read_csv(os.path.join(self.out, "samples.csv"))
+        _, summary = read_csv(os.path.join(self.out, "summary.csv"))
+        self.assertEqual(len(samples), 4 * 3)
+        for s in summary:
+            mine = [x for x in samples if (x["strategy"], x["size"]) == (s["strategy"], s["size"])]
+            self.assertEqual([x["sample"] for x in mine], ["0", "1", "2"])
+            per_op = sorted(float(x["ns"]) / int(x["reps"]) for x in mine)
+            self.assertAlmostEqual(per_op[1] / float(s["median_ns_per_op"]), 1, places=4)
+            for x in mine:
+                self.assertAlmostEqual(float(x["ns_per_op"]) * int(x["reps"]) / float(x["ns"]), 1, places=4)
+
+    def test_ratios_agree_with_medians(self):
+        _, ratios = read_csv(os.path.join(self.out, "ratios.csv"))
+        _, summary = read_csv(os.path.join(self.out, "summary.csv"))
+        med = {(r["strategy"], r["size"]): float(r["median_ns_per_op"]) for r in summary}
+        self.assertEqual(sorted(r["size"] for r in ratios), ["10", "210"])
+        for r in ratios:
+            self.assertEqual((r["strategy"], r["baseline"]), ("ideal", "system"))
+            want = med[("ideal", r["size"])] / med[("system", r["size"])]
+            self.assertAlmostEqual(float(r["ratio"]) / want, 1, places=4)
+            lo, hi = float(r["ci_low"]), float(r["ci_high"])
+            self.assertLessEqual(lo, float(r["ratio"]) * 1.0001)
+            self.assertGreaterEqual(hi, float(r["ratio"]) * 0.9999)
+            self.assertEqual(r["significant"], "0" if lo <= 1 <= hi else "1")
+
+    def test_meta_records_the_run(self):
+        with open(os.path.join(self.out, "meta.json")) as f:
+            meta = json.load(f)
+        for key in ("run_id", "date", "host", "cpu_model", "kernel", "compilers", "libraries",
+                    "git_revision", "seed", "command_line", "samples", "min_ms", "baseline", "quick",
+                    "timer_resolution_ns", "hardware_counters"):
+            self.assertIn(key, meta)
+        self.assertEqual((meta["seed"], meta["samples"], meta["min_ms"]), (7, 3, 1.0))
+        self.assertEqual(meta["baseline"], "system")
+        self.assertEqual(meta["state"], "finished")
+        self.assertEqual(meta["compilers"][0]["name"], COMPILER)
+        self.assertTrue(meta["hardware_counters"] == "available" or
+                        meta["hardware_counters"].startswith("unavailable: "))
+        self.assertEqual(meta["cells"], {"planned": 4, "ok": 4, "failed": 0, "not_run": 0})
+
+
+class BadInput(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells()
+        cls.tmp = tempfile.TemporaryDirectory()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def check(self, args, *needles):
+        out = os.path.join(self.tmp.name, "never")
+        p = run(args + ["--out", out])
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        for n in needles:
+            self.assertIn(n, p.stderr)
+        self.assertNotIn("cell 1/", p.stdout)
+        self.assertFalse(os.path.exists(os.path.join(out, "summary.csv")))
+        return p
+
+    def test_unknown_strategy_names_the_valid_ones(self):
+        self.check(["--allocators", "system,nosuch"], "nosuch", "system", "ideal")
+
+    def test_unknown_workload_names_the_valid_ones(self):
+        self.check(["--allocators", "system", "--workloads", "nosuch"], "nosuch", "thrash_pool")
+
+    def test_unknown_baseline(self):
+        self.check(["--allocators", "system", "--baseline", "nosuch"], "nosuch", "system")
+
+    def test_bad_numbers_echo_the_value(self):
+        self.check(["--samples", "abc"], "'abc'")
+        self.check(["--samples", "2"], "'2'")
+        self.check(["--min-ms", "fast"], "'fast'")
+        self.check(["--sizes", "10,x1"], "'x1'")
+        self.check(["--seed", "-3"], "'-3'")
+        self.check(["--timeout", "0"], "'0'")
+
+    def test_unknown_compiler(self):
+        self.check(["--compilers", "nosuchcc"], "nosuchcc")
+
+    def test_unwritable_out_fails_before_measuring(self):
+        blocker = os.path.join(self.tmp.name, "a-file")
+        with open(blocker, "w") as f:
+            f.write("x")
+        p = run(TINY + ["--out", os.path.join(blocker, "run")])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn(os.path.join(blocker, "run"), p.stderr)
+        self.assertNotIn("cell 1/", p.stdout)
+
+    def test_help_lists_the_options(self):
+        p = subprocess.run([sys.executable, RUNNER, "--help"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0)
+        for opt in ("--allocators", "--workloads", "--sizes", "--samples", "--min-ms", "--baseline",
+                    "--seed", "--out", "--compilers", "--quick", "--timeout", "--list"):
+            self.assertIn(opt, p.stdout)
+        self.assertNotIn("--jobs", p.stdout)
+
+
+class FailingCells(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells()
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = os.path.join(cls.tmp.name, "run")
+        cls.p = run(TINY + ["--sizes", "10,210,410", "--timeout", "2", "--baseline", "system",
+                            "--out", cls.out],
+                    env={"AM_TEST_HANG": "system/thrash_pool:10", "AM_TEST_CRASH": "ideal/thrash_pool:210",
+                         "AM_TEST_BADSUM": "ideal/thrash_pool:410"})
+        _, rows = read_csv(os.path.join(cls.out, "summary.csv"))
+        cls.rows = {(r["strategy"], int(r["size"])): r for r in rows}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_the_run_goes_on(self):
+        self.assertEqual(self.p.returncode, 0, self.p.stderr)
+        self.assertEqual(len(self.rows), 6)
+        for key in (("system", 210), ("system", 410), ("ideal", 10)):
+            self.assertEqual(self.rows[key]["status"], "ok", key)
+
+    def test_a_crash_is_failed_with_the_signal(self):
+        r = self.rows[("ideal", 210)]
+        self.assertEqual(r["status"], "failed")
+        # a sanitizer build reports the crash itself instead of dying of the signal
+        self.assertTrue("SIGSEGV" in r["reason"] or "SEGV" in r["reason"], r["reason"])
+        self.assertEqual(r["median_ns_per_op"], "")
+
+    def test_a_hang_is_failed_as_timed_out(self):
+        r = self.rows[("system", 10)]
+        self.assertEqual(r["status"], "failed")
+        self.assertIn("timed out after 2 s", r["reason"])
+
+    def test_a_wrong_checksum_is_failed(self):
+        r = self.rows[("ideal", 410)]
+        self.assertEqual(r["status"], "failed")
+        self.assertIn("checksum mismatch", r["reason"])
+
+    def test_failed_cells_show_in_the_table_and_have_no_ratio(self):
+        self.assertIn("failed", self.p.stdout)
+        _, ratios = read_csv(os.path.join(self.out, "ratios.csv"))
+        self.assertEqual([], ratios)  # no (ideal, system) pair finished at the same size
+
+
+class Interrupt(unittest.TestCase):
+    def test_ctrl_c_keeps_finished_cells(self):
+        ensure_cells()
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run")
+            env = dict(os.environ, AM_TEST_HANG="system/thrash_pool")
+            cmd = [sys.executable, RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD),
+                   "--out", out, "--timeout", "3", "--baseline", "system"] + TINY + ["--sizes", "10,210,410"]
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            # every system cell hangs for 3 s; whatever the order, half a second
+            # after the first cell is reported a system cell is still to come
+            deadline = time.monotonic() + 30
+            seen = 0
+            while time.monotonic() < deadline:
+                line = p.stdout.readline()
+                if not line or line.startswith("cell "):
+                    seen += bool(line)
+                    break
+            time.sleep(0.5)
+            p.send_signal(signal.SIGINT)
+            rest, err = p.communicate(timeout=30)
+            self.assertEqual(p.returncode, 130, err)
+            self.assertGreaterEqual(seen, 1)
+            self.assertIn("interrupted:", rest)
+            self.assertIn(out, rest)
+            _, rows = read_csv(os.path.join(out, "summary.csv"))
+            self.assertGreaterEqual(len(rows), 1)
+            self.assertLess(len(rows), 6)
+            with open(os.path.join(out, "meta.json")) as f:
+                self.assertEqual(json.load(f)["state"], "interrupted")
+
+
+if __name__ == "__main__":
+    unittest.main()

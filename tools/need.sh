@@ -1,0 +1,39 @@
+#!/bin/sh
+# need.sh: make sure a command or C library that part of allocmark uses is here.
+#   tools/need.sh [--for PART] WHAT DEBIAN-PACKAGE...
+# WHAT is a command name or a library name as given to -l (jemalloc,
+# tcmalloc_minimal). Present: exit 0. Missing and root: apt-get install the
+# packages (apt-get update first when the package lists are empty or the install
+# fails once), exit 0 if WHAT is then present. Otherwise say how to get it and
+# exit 1; the caller goes on without PART. It never installs anything but the
+# packages it is given.
+part=
+if [ "$1" = "--for" ]; then part=$2; shift 2; fi
+if [ $# -lt 2 ]; then
+    echo "usage: tools/need.sh [--for PART] WHAT DEBIAN-PACKAGE..." >&2
+    exit 2
+fi
+what=$1
+shift
+[ -n "$part" ] || part="what needs $what"
+
+present() {
+    command -v "$what" >/dev/null 2>&1 && return 0
+    printf 'int main(void){return 0;}\n' | ${CC:-cc} -x c - -o /dev/null "-l$what" >/dev/null 2>&1
+}
+
+present && exit 0
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    echo "allocmark: installing $* for $part"
+    if ! ls /var/lib/apt/lists/*Packages* >/dev/null 2>&1; then
+        apt-get update -q >/dev/null 2>&1
+    fi
+    if ! apt-get install -y -q "$@" >/dev/null 2>&1; then
+        apt-get update -q >/dev/null 2>&1 && apt-get install -y -q "$@" >/dev/null 2>&1
+    fi
+    present && exit 0
+fi
+echo "allocmark: $what is missing; install it with: sudo apt-get install $*; skipping $part"
+exit 1
