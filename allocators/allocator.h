@@ -9,7 +9,8 @@
  *   typedef struct S_heap S_heap;          must contain a member `am_counters counters`
  *   S_heap *S_create(const am_options *o); NULL when the options cannot be met
  *   void    S_destroy(S_heap *h);          returns everything it took from the system
- *   void   *S_alloc(S_heap *h, size_t n);  n >= 1; aligned to AM_MIN_ALIGN; NULL when out of memory
+ *   void   *S_alloc(S_heap *h, size_t n);  n >= 1; aligned to AM_MIN_ALIGN (for n < AM_MIN_ALIGN,
+ *           to the largest power of two <= n suffices, as with malloc); NULL when out of memory
  *   void    S_free(S_heap *h, void *p, size_t n);   n is the size asked for (sized free)
  *   void   *S_alloc_aligned(S_heap *h, size_t n, size_t align); power-of-two align; NULL if it cannot
  *   void    S_free_aligned(S_heap *h, void *p, size_t n, size_t align);

@@ -8,6 +8,7 @@ ideal_heap *ideal_create(const am_options *o) {
     if (o && o->limit && size > o->limit) size = o->limit;
     ideal_heap *h = calloc(1, sizeof *h);
     if (!h) return NULL;
+    size_t usable = size; /* a limit below a page still holds */
     size = AM_ALIGN_UP(size, am_page_size());
     h->base = am_vm_reserve(size);
     if (!h->base) { free(h); return NULL; }
@@ -15,7 +16,7 @@ ideal_heap *ideal_create(const am_options *o) {
      * repetition touches exactly the pages a workload uses, before any sample. */
     h->size = size;
     h->cur = h->base;
-    h->end = h->base + size;
+    h->end = h->base + usable;
     h->poisoned = h->base;
     return h;
 }

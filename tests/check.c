@@ -42,3 +42,20 @@ int am_run_tests(const char *suite, const am_test *tests, int argc, char **argv)
     else printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
+
+/* Sanitizer settings for every test binary: an allocation too large to
+ * satisfy returns NULL (the tests check it does) instead of aborting, and
+ * tcmalloc's one registration object, never freed by design, is not a leak. */
+#if defined(__SANITIZE_ADDRESS__)
+#define AM_CHECK_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AM_CHECK_ASAN 1
+#endif
+#endif
+#ifdef AM_CHECK_ASAN
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void) { return "leak:MallocExtension::Register\n"; }
+#endif

@@ -1,2 +1,9 @@
 /* list.h: every workload, one line each. The order is the order of tables. */
 AM_WORKLOAD(thrash_pool)
+AM_WORKLOAD(thrash_pool_iter)
+AM_WORKLOAD(thrash_pool_sort)
+AM_WORKLOAD(vector_dupe)
+AM_WORKLOAD(alloc_pair)
+AM_WORKLOAD(alloc_bulk)
+AM_WORKLOAD(alloc_reverse)
+AM_WORKLOAD(alloc_shuffled)

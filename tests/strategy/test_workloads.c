@@ -1,0 +1,134 @@
+/* test_workloads.c: every registered workload, run on this row's strategy at
+ * sizes 1, the sweep's first two and its last, gives its reference checksum,
+ * returns every block it took, and fails with AM_ERR_OOM (not a crash) on a
+ * heap too small for it. It does not time anything. */
+#include <string.h>
+
+#include "check.h"
+#include "workload.h"
+
+static am_heap *new_heap(am_cell *c, size_t limit) {
+    am_options_default(&c->options);
+    c->options.limit = limit;
+    return am_create(&c->options);
+}
+
+static void init_cell(am_cell *c, const am_workload *w, size_t size, uint64_t seed) {
+    memset(c, 0, sizeof *c);
+    c->size = size;
+    c->seed = seed;
+    c->threads = w->threaded ? 2 : 1;
+}
+
+/* After a repetition, what the cell does between repetitions: reset where
+ * free does not reuse. Every block must have been freed before that. */
+static int check_returned(am_heap *h, const am_workload *w, size_t size, const char *when) {
+    am_stats s;
+    am_get_stats(h, &s);
+    if (s.bytes_live != 0 || s.allocs != s.frees) {
+        fprintf(stderr, "%s size %zu %s: %zu bytes live, %llu allocs, %llu frees\n", w->name, size, when,
+                s.bytes_live, (unsigned long long)s.allocs, (unsigned long long)s.frees);
+        return 0;
+    }
+    if (!AM_FREE_REUSES) am_reset(h);
+    return 1;
+}
+
+static void test_checksums_match_reference(void) {
+    for (const am_workload *const *wp = am_workloads; *wp; wp++) {
+        const am_workload *w = *wp;
+        size_t sizes[4] = {1, w->sizes[0], w->sizes[0] ? w->sizes[1] : 0, 0};
+        for (int i = 0; w->sizes[i]; i++) sizes[3] = w->sizes[i]; /* the largest of the sweep */
+        uint64_t allocs = 0;
+        for (int k = 0; k < 4; k++) {
+            if (!sizes[k]) continue;
+            am_cell c;
+            init_cell(&c, w, sizes[k], 1);
+            am_heap *h = new_heap(&c, 0);
+            CHECK(h != NULL);
+            for (uint64_t seed = 1; seed <= 4; seed++) {
+                init_cell(&c, w, sizes[k], seed);
+                int status = -1;
+                uint64_t got = w->run(h, &c, &status);
+                CHECK_MSG(status == AM_OK, "%s size %zu seed %llu: status %d", w->name, sizes[k],
+                          (unsigned long long)seed, status);
+                uint64_t want = w->reference(&c);
+                CHECK_MSG(got == want, "%s size %zu seed %llu: checksum %llu, reference %llu", w->name,
+                          sizes[k], (unsigned long long)seed, (unsigned long long)got,
+                          (unsigned long long)want);
+                am_stats s;
+                am_get_stats(h, &s);
+                allocs = s.allocs;
+                CHECK(check_returned(h, w, sizes[k], "after a repetition"));
+            }
+            am_destroy(h);
+        }
+        /* the largest small size must have used the heap (threaded workloads use their own) */
+        CHECK_MSG(w->threaded || allocs > 0, "%s never allocated from the heap it was given", w->name);
+    }
+}
+
+/* A seed changes the work: the checksums of different seeds differ somewhere. */
+static void test_seed_changes_checksum(void) {
+    for (const am_workload *const *wp = am_workloads; *wp; wp++) {
+        const am_workload *w = *wp;
+        am_cell c;
+        init_cell(&c, w, w->sizes[0], 1);
+        uint64_t first = w->reference(&c);
+        int differs = 0;
+        for (uint64_t seed = 2; seed <= 8 && !differs; seed++) {
+            init_cell(&c, w, w->sizes[0], seed);
+            differs = w->reference(&c) != first;
+        }
+        CHECK_MSG(differs, "%s: the same checksum for seeds 1..8", w->name);
+    }
+}
+
+/* A heap whose limit is below what the workload keeps live at once (4 KiB, or
+ * half its peak where that is smaller) cannot hold it: the run reports
+ * AM_ERR_OOM, and still returns what it took. The peak comes from the same run
+ * on an unlimited heap; a limit counts bytes taken from the system, which are
+ * at least the bytes live. */
+static void test_tiny_limit_reports_oom(void) {
+    for (const am_workload *const *wp = am_workloads; *wp; wp++) {
+        const am_workload *w = *wp;
+        size_t size = 0;
+        for (int i = 0; w->sizes[i]; i++) size = w->sizes[i];
+        CHECK(size > 0);
+        int tried = 0;
+        for (uint64_t seed = 1; seed <= 6; seed++) {
+            am_cell c;
+            init_cell(&c, w, size, seed);
+            am_heap *h = new_heap(&c, 0);
+            CHECK(h != NULL);
+            int status = -1;
+            w->run(h, &c, &status);
+            CHECK(status == AM_OK);
+            am_stats s;
+            am_get_stats(h, &s);
+            am_destroy(h);
+            size_t limit = s.bytes_peak / 2 < 4096 ? s.bytes_peak / 2 : 4096;
+            if (limit == 0) continue;
+            tried++;
+
+            init_cell(&c, w, size, seed);
+            h = new_heap(&c, limit);
+            CHECK_MSG(h != NULL, "a heap with a %zu-byte limit could not be created", limit);
+            w->run(h, &c, &status);
+            CHECK_MSG(status == AM_ERR_OOM, "%s size %zu seed %llu: status %d with %zu bytes peak under a "
+                      "%zu-byte limit", w->name, size, (unsigned long long)seed, status, s.bytes_peak, limit);
+            CHECK(check_returned(h, w, size, "after running out of memory"));
+            am_destroy(h);
+        }
+        CHECK_MSG(w->threaded || tried > 0, "%s size %zu: no seed used the heap", w->name, size);
+    }
+}
+
+int main(int argc, char **argv) {
+    static const am_test tests[] = {
+        {"checksums_match_reference", test_checksums_match_reference},
+        {"seed_changes_checksum", test_seed_changes_checksum},
+        {"tiny_limit_reports_oom", test_tiny_limit_reports_oom},
+        {NULL, NULL}};
+    return am_run_tests("workloads[" AM_ROW_NAME "]", tests, argc, argv);
+}

@@ -1,0 +1,50 @@
+/* vector_dupe.c: a vector<int> of len values built by push_back, deep-copied
+ * into a second vector from the same heap, and the copy summed: two blocks
+ * live at once, the copy allocated at its exact size. */
+#include "workload.h"
+
+#define AM_VEC_NAME vd_vec
+#define AM_VEC_T int
+#include "vector.h"
+
+AM_INLINE int vd_value(size_t i, uint64_t seed) {
+    return (int)(((uint32_t)i * 2654435761u ^ (uint32_t)seed) & 0x7fffffff);
+}
+
+static uint64_t run(am_heap *h, am_cell *c, int *status) {
+    vd_vec v, copy;
+    vd_vec_init(&v, h);
+    for (size_t i = 0; i < c->size; i++) {
+        if (vd_vec_push_back(&v, vd_value(i, c->seed))) {
+            vd_vec_destroy(&v);
+            *status = AM_ERR_OOM;
+            return 0;
+        }
+    }
+    if (vd_vec_copy(&copy, &v, h)) {
+        vd_vec_destroy(&v);
+        *status = AM_ERR_OOM;
+        return 0;
+    }
+    am_escape(copy.data);
+    /* weighted by position, so the copy must keep the order */
+    uint64_t sum = 0;
+    for (size_t i = 0; i < copy.size; i++) sum += (uint64_t)copy.data[i] * (i + 1);
+    vd_vec_destroy(&copy);
+    vd_vec_destroy(&v);
+    *status = AM_OK;
+    return sum;
+}
+
+static uint64_t reference(am_cell *c) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < c->size; i++) sum += (uint64_t)vd_value(i, c->seed) * (i + 1);
+    return sum;
+}
+
+static unsigned reps(size_t size) { return (unsigned)(200000 / (size + 10)) + 1; }
+static double ops(size_t size) { return (double)size; } /* elements built, copied and summed */
+
+const am_workload am_workload_vector_dupe = {
+    "vector_dupe", "vector<int> of len values built by push_back, deep-copied, the copy summed",
+    am_sizes_linear, am_sizes_log, reps, ops, run, reference, 0};
