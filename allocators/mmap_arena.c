@@ -132,8 +132,8 @@ void *mmap_arena_alloc_slow(mmap_arena_heap *h, size_t n, size_t align) {
     size_t least = pages(AM_ALIGN_UP(n, AM_MIN_ALIGN) + pad);
     size_t size = h->next_size > least ? h->next_size : least;
     size_t room = h->limit ? h->limit - h->reserved : SIZE_MAX;
-    if (size > room) size = least;
-    if (!least || size > room) return NULL;
+    if (size > room) size = room & ~(am_page_size() - 1);
+    if (!least || size < least) return NULL;
     mmap_arena_chunk *c = map_chunk(h, size);
     if (!c && size > least) c = map_chunk(h, size = least);
     if (!c) return NULL;

@@ -111,16 +111,16 @@ void monotonic_destroy(monotonic_heap *h) {
     free(h);
 }
 
-/* A new chunk big enough for n bytes at align: the next size in the doubling
- * if the limit allows it, else just enough for this block. */
+/* A new chunk big enough for n bytes at align: the next size in the doubling,
+ * or as much of it as the limit leaves. */
 void *monotonic_alloc_slow(monotonic_heap *h, size_t n, size_t align) {
     if (n > SIZE_MAX / 4 || align > SIZE_MAX / 4) return NULL;
     size_t pad = align > AM_MIN_ALIGN ? align - AM_MIN_ALIGN : 0;
     size_t least = HEADER + AM_ALIGN_UP(n, AM_MIN_ALIGN) + pad;
     size_t size = h->next_size > least ? h->next_size : least;
     size_t room = h->limit ? h->limit - h->reserved : SIZE_MAX;
-    if (size > room) size = least;
-    if (size > room) return NULL;
+    if (size > room) size = room & ~(size_t)(AM_MIN_ALIGN - 1);
+    if (size < least) return NULL;
     monotonic_chunk *c = new_chunk(h, size);
     if (!c && size > least) c = new_chunk(h, size = least);
     if (!c) return NULL;

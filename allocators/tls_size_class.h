@@ -1,28 +1,27 @@
 /* tls_size_class.h: OSRM's thread-local pool (seed 000), with classes in
  * bytes: a request of n bytes takes a block of 2^k bytes, k = ceil(log2(n))
  * (16 bytes at least), from the free list of class k; an empty class carves
- * one block from the pool's current malloc block, and when that is too small
+ * one block from the heap's current malloc block, and when that is too small
  * a new block of max(2^k, 64 KiB) is taken and the rest of the old one is
- * abandoned. Freed blocks go back on their class's list (LIFO) and memory goes
- * back to the system only when the thread ends or its last heap is destroyed.
- * Not for requests above 2^31 bytes (NULL).
+ * abandoned. Freed blocks go back on their class's list (LIFO); memory goes
+ * back to the system only when the heap's thread ends or the heap is
+ * destroyed (or reset). Not for requests above 2^31 bytes (NULL).
  *
- * Threads. Every thread has at most one pool, found through a thread-local
- * pointer; a heap is bound at creation to the pool of the thread that creates
- * it, and all heaps of one thread share that pool (and its byte limit, taken
- * from the first of them). The rule: a heap is used only by the thread that
- * created it. A free or allocation from another thread would touch the
- * creator's lists without any synchronisation, a data race; that was OSRM's
- * bug when TBB copied a heap "exemplar" into each thread (each thread must
- * create its own heap). Builds with -DAM_DEBUG assert the rule on every call.
- * The one exception: a heap may be destroyed (and its usage read) by another
- * thread after its creating thread has ended, e.g. after joining it.
+ * Threads. A heap belongs to the thread that creates it: the thread's record,
+ * reached through a thread-local pointer, lists its heaps, and a thread-exit
+ * hook (am_thread_exit_hook) frees their blocks when the thread ends. The rule:
+ * a heap is used only by the thread that created it. A free or allocation from
+ * another thread would touch the owner's lists without any synchronisation, a
+ * data race; that was OSRM's bug when TBB copied a heap "exemplar" into each
+ * thread (each thread must create its own heap). Builds with -DAM_DEBUG assert
+ * the rule on every call. The one exception: once the creating thread has
+ * ended (e.g. been joined), another thread may read the heap's usage and
+ * destroy it; its blocks are already gone.
  *
- * Lifetime. When the thread ends, its pool's blocks are freed (a thread-exit
- * hook, am_thread_exit_hook); when the last heap of a pool is destroyed, the
- * blocks are freed too, so a destroyed heap has returned everything. Reset
- * frees all of the pool's blocks: it drops the blocks of every heap of the
- * thread, not only the one reset. */
+ * OSRM shares one pool among all allocators of a thread; here every heap has
+ * its own pool (free lists, blocks, byte limit), because the contract keeps
+ * two heaps apart (resetting one must not free the other's blocks). With one
+ * heap per thread, as workloads use it, the two are the same. */
 #ifndef AM_TLS_SIZE_CLASS_H
 #define AM_TLS_SIZE_CLASS_H
 
@@ -42,20 +41,17 @@
 #endif
 
 typedef struct tls_size_class_block tls_size_class_block;
+typedef struct tls_size_class_thread tls_size_class_thread;
 
-typedef struct tls_size_class_pool {
+typedef struct tls_size_class_heap {
+    am_counters counters;
     void *free_list[AM_TSC_CLASSES]; /* class k: blocks of 2^k bytes, linked through their first word */
     char *cur, *end;                 /* the uncarved rest of the newest block */
     tls_size_class_block *blocks;    /* every malloc block, newest first */
     size_t block_bytes, limit;
     size_t reserved, reserved_peak;
-    unsigned heaps;                  /* live heaps bound to this pool */
-    int orphaned;                    /* its thread has ended */
-} tls_size_class_pool;
-
-typedef struct tls_size_class_heap {
-    am_counters counters;
-    tls_size_class_pool *pool;
+    tls_size_class_thread *owner;    /* the creating thread's record; NULL once it has ended */
+    struct tls_size_class_heap *prev, *next; /* the owner's other heaps */
 } tls_size_class_heap;
 
 tls_size_class_heap *tls_size_class_create(const am_options *o);
@@ -82,12 +78,11 @@ AM_INLINE unsigned tls_size_class_class(size_t n) {
 
 AM_INLINE void *tls_size_class_alloc(tls_size_class_heap *h, size_t n) {
     unsigned k = tls_size_class_class(n);
-    tls_size_class_pool *pool = h->pool;
     AM_TSC_CHECK_OWNER(h);
     if (AM_LIKELY(k < AM_TSC_CLASSES)) {
-        void *b = pool->free_list[k];
+        void *b = h->free_list[k];
         if (AM_LIKELY(b != NULL)) {
-            pool->free_list[k] = *(void **)b;
+            h->free_list[k] = *(void **)b;
             return b;
         }
     }
@@ -97,10 +92,9 @@ AM_INLINE void *tls_size_class_alloc(tls_size_class_heap *h, size_t n) {
 AM_INLINE void tls_size_class_free(tls_size_class_heap *h, void *p, size_t n) {
     if (AM_UNLIKELY(p == NULL)) return;
     unsigned k = tls_size_class_class(n);
-    tls_size_class_pool *pool = h->pool;
     AM_TSC_CHECK_OWNER(h);
-    *(void **)p = pool->free_list[k];
-    pool->free_list[k] = p;
+    *(void **)p = h->free_list[k];
+    h->free_list[k] = p;
 }
 
 /* Within its class a block already has the room; across classes it moves. */
