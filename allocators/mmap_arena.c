@@ -1,7 +1,7 @@
 /* mmap_arena.c: the mmap arena's slow paths: mapping chunks (anonymous, or a
- * fresh file each with -DAM_MMAP_FILE=1), growth under the byte limit, reset,
- * and the region list and eviction for memory-pressure workloads. The fast
- * paths are monotonic's, in bump.h. */
+ * fresh file each with -DAM_MMAP_FILE=1), growth under the byte limit, reset
+ * (which keeps every mapping and rewinds), and the region list and eviction
+ * for memory-pressure workloads. The fast paths are monotonic's, in bump.h. */
 #include "mmap_arena.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 /* Descriptors live in malloc memory, not in the mapping: eviction then never
  * touches them, and a file holds only what was allocated. */
 struct mmap_arena_chunk {
-    mmap_arena_chunk *prev;
+    mmap_arena_chunk *next; /* the next chunk in the order they are used */
     am_file_map map; /* base and size; handle is the file (mmap_file only) */
     size_t used;     /* bytes handed out, recorded when the chunk is left */
     char *path;      /* a file still to remove on release (where it could not be unlinked early) */
@@ -104,32 +104,33 @@ mmap_arena_heap *mmap_arena_create(const am_options *o) {
     enter(h, c);
     h->next_size = first <= SIZE_MAX / 4 ? 2 * first : first;
     if (h->max_chunk && h->next_size > h->max_chunk) h->next_size = pages(h->max_chunk);
-    h->start_size = h->next_size;
     return h;
-}
-
-static void unmap_later_chunks(mmap_arena_heap *h) {
-    mmap_arena_chunk *c = h->chunks;
-    while (c) {
-        mmap_arena_chunk *prev = c->prev;
-        unmap_chunk(h, c);
-        c = prev;
-    }
-    h->chunks = NULL;
 }
 
 void mmap_arena_destroy(mmap_arena_heap *h) {
     if (!h) return;
-    unmap_later_chunks(h);
-    unmap_chunk(h, h->first);
+    mmap_arena_chunk *c = h->first;
+    while (c) {
+        mmap_arena_chunk *next = c->next;
+        unmap_chunk(h, c);
+        c = next;
+    }
     free(h->dir);
     free(h);
 }
 
+/* The next chunk: a spare kept by reset if it is big enough, else a new
+ * mapping (put after the current chunk, before the spares), the next size in
+ * the doubling or as much of it as the limit leaves. */
 void *mmap_arena_alloc_slow(mmap_arena_heap *h, size_t n, size_t align) {
     if (n > SIZE_MAX / 4 || align > SIZE_MAX / 4) return NULL;
     size_t pad = align > AM_MIN_ALIGN ? align - AM_MIN_ALIGN : 0;
     size_t least = pages(AM_ALIGN_UP(n, AM_MIN_ALIGN) + pad);
+    mmap_arena_chunk *spare = h->current->next;
+    if (spare && least && spare->map.size >= least) {
+        enter(h, spare);
+        return align > AM_MIN_ALIGN ? am_bump_alloc_aligned(&h->bump, n, align) : am_bump_alloc(&h->bump, n);
+    }
     size_t size = h->next_size > least ? h->next_size : least;
     size_t room = h->limit ? h->limit - h->reserved : SIZE_MAX;
     if (size > room) size = room & ~(am_page_size() - 1);
@@ -137,8 +138,8 @@ void *mmap_arena_alloc_slow(mmap_arena_heap *h, size_t n, size_t align) {
     mmap_arena_chunk *c = map_chunk(h, size);
     if (!c && size > least) c = map_chunk(h, size = least);
     if (!c) return NULL;
-    c->prev = h->chunks;
-    h->chunks = c;
+    c->next = h->current->next;
+    h->current->next = c;
     enter(h, c);
     if (h->next_size <= SIZE_MAX / 4) h->next_size *= 2;
     if (h->max_chunk && h->next_size > h->max_chunk) h->next_size = pages(h->max_chunk);
@@ -162,11 +163,12 @@ void *mmap_arena_move(mmap_arena_heap *h, void *p, size_t old_n, size_t new_n) {
     return q;
 }
 
+/* Unmapping the later chunks would make every round after a reset pay for
+ * fresh pages again (a page fault each); a mapped arena keeps its mappings. */
 void mmap_arena_reset(mmap_arena_heap *h) {
-    unmap_later_chunks(h);
+    for (mmap_arena_chunk *c = h->first; c; c = c->next) c->used = 0;
     h->current = NULL;
     enter(h, h->first);
-    h->next_size = h->start_size;
 }
 
 void mmap_arena_usage(const mmap_arena_heap *h, size_t *reserved, size_t *reserved_peak) {
@@ -179,29 +181,13 @@ static size_t used_of(const mmap_arena_heap *h, const mmap_arena_chunk *c) {
 }
 
 void mmap_arena_regions(const mmap_arena_heap *h, mmap_arena_region_fn fn, void *ctx) {
-    fn(ctx, h->first->map.base, h->first->map.size, used_of(h, h->first));
-    /* the list runs newest first: walk it into an array to report oldest first */
-    size_t count = 0;
-    for (const mmap_arena_chunk *c = h->chunks; c; c = c->prev) count++;
-    if (!count) return;
-    const mmap_arena_chunk **order = malloc(count * sizeof *order);
-    if (order) {
-        size_t i = count;
-        for (const mmap_arena_chunk *c = h->chunks; c; c = c->prev) order[--i] = c;
-        for (i = 0; i < count; i++) fn(ctx, order[i]->map.base, order[i]->map.size, used_of(h, order[i]));
-        free(order);
-    } else {
-        for (const mmap_arena_chunk *c = h->chunks; c; c = c->prev)
-            fn(ctx, c->map.base, c->map.size, used_of(h, c));
-    }
+    for (const mmap_arena_chunk *c = h->first; c; c = c->next) fn(ctx, c->map.base, c->map.size, used_of(h, c));
 }
 
 static mmap_arena_chunk *chunk_of(const mmap_arena_heap *h, const void *p) {
     uintptr_t a = (uintptr_t)p;
-    uintptr_t b = (uintptr_t)h->first->map.base;
-    if (a >= b && a - b < h->first->map.size) return h->first;
-    for (mmap_arena_chunk *c = h->chunks; c; c = c->prev) {
-        b = (uintptr_t)c->map.base;
+    for (mmap_arena_chunk *c = h->first; c; c = c->next) {
+        uintptr_t b = (uintptr_t)c->map.base;
         if (a >= b && a - b < c->map.size) return c;
     }
     return NULL;

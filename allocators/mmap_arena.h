@@ -1,6 +1,8 @@
 /* mmap_arena.h: seed 003's mmap-backed allocator as a bump arena. Like
- * monotonic (free gives bytes back only for the last block, reset keeps the
- * first chunk and rewinds), but every chunk is its own mapping: anonymous
+ * monotonic (free gives bytes back only for the last block), but every chunk
+ * is its own mapping, and reset keeps all of them and rewinds to the first:
+ * the chunks after it are reused in order before any new one is mapped, so a
+ * round after reset touches pages already there. Anonymous
  * memory in the mmap_arena row, and in the mmap_file row (-DAM_MMAP_FILE=1) a
  * file mapped shared, so the kernel can write pages back and drop them under
  * memory pressure, as OSRM's mmap'd dataset does. Not a general allocator.
@@ -9,10 +11,10 @@
  * $AM_TMPDIR, else /tmp, named am-mmap-*.map. On POSIX each file is unlinked
  * as soon as it is mapped (the mapping and the open descriptor keep it alive;
  * an interrupted run leaves nothing behind); elsewhere it is removed on
- * destroy or reset. Either way it is gone once its chunk is released.
+ * destroy. Either way it is gone once the heap is destroyed.
  *
  * For workloads that evict pages (seed 003's memory-pressure runs):
- * mmap_arena_regions lists the chunks, oldest first, and mmap_arena_evict
+ * mmap_arena_regions lists the chunks in the order they are used, and mmap_arena_evict
  * drops a range of one of them from memory, writing file pages back first.
  * The contents survive eviction: file pages are re-read from the file, and
  * anonymous pages come back from swap (MADV_PAGEOUT; without swap the kernel
@@ -41,10 +43,9 @@ typedef struct mmap_arena_chunk mmap_arena_chunk;
 typedef struct mmap_arena_heap {
     am_counters counters;
     am_bump bump;
-    mmap_arena_chunk *first;  /* kept by reset */
-    mmap_arena_chunk *chunks; /* the chunks after the first, newest first */
-    mmap_arena_chunk *current;
-    size_t next_size, start_size; /* bytes of the next chunk; next_size after reset */
+    mmap_arena_chunk *first;   /* the chunks, in the order they are used */
+    mmap_arena_chunk *current; /* after it: the spares a reset left */
+    size_t next_size;          /* bytes of the next new mapping */
     size_t max_chunk, limit;
     size_t reserved, reserved_peak;
     char *dir; /* mmap_file: where the files go */
@@ -60,8 +61,9 @@ void *mmap_arena_move(mmap_arena_heap *h, void *p, size_t old_n, size_t new_n);
 void mmap_arena_reset(mmap_arena_heap *h);
 void mmap_arena_usage(const mmap_arena_heap *h, size_t *reserved, size_t *reserved_peak);
 
-/* Calls fn once per chunk, oldest first: its mapping [base, base + size) and
- * how many bytes from base have been handed out (the rest is untouched). */
+/* Calls fn once per chunk, in the order they are used: its mapping
+ * [base, base + size) and how many bytes from base have been handed out since
+ * the last reset (0 for a spare not reached yet). */
 typedef void (*mmap_arena_region_fn)(void *ctx, void *base, size_t size, size_t used);
 void mmap_arena_regions(const mmap_arena_heap *h, mmap_arena_region_fn fn, void *ctx);
 
