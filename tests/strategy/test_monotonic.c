@@ -169,34 +169,36 @@ static void test_reset_keeps_the_first_chunk_and_rewinds(void) {
 /* A caller's buffer is used first, counted, rewound to by reset, and never
  * freed: freeing this stack buffer would crash the test. */
 static void test_caller_buffer_first_and_never_freed(void) {
-    union { max_align_t a; char bytes[8192]; } buf;
-    memset(buf.bytes, 0, sizeof buf.bytes);
+    enum { BYTES = 8192 };
+    char raw[BYTES + AM_MIN_ALIGN];
+    char *buf = (char *)AM_ALIGN_UP((uintptr_t)raw, AM_MIN_ALIGN);
+    memset(buf, 0, BYTES);
     am_options o;
     am_options_default(&o);
-    o.buffer = buf.bytes;
-    o.buffer_size = sizeof buf.bytes;
+    o.buffer = buf;
+    o.buffer_size = BYTES;
     o.initial_bytes = 4096; /* so that the chunk after the buffer is twice the buffer */
     am_heap *h = am_create(&o);
     CHECK(h != NULL);
     CHECK(monotonic_chunk_count(h) == 0);
-    CHECK(reserved_of(h) == sizeof buf.bytes);
+    CHECK(reserved_of(h) == BYTES);
     char *p = am_alloc(h, 100);
-    CHECK(p == buf.bytes);
+    CHECK(p == buf);
     size_t inside = 1;
     char *q;
-    while ((q = am_alloc(h, 1000)) >= buf.bytes && q < buf.bytes + sizeof buf.bytes) {
+    while ((uintptr_t)(q = am_alloc(h, 1000)) - (uintptr_t)buf < BYTES) {
         memset(q, 0x5a, 1000);
         inside++;
     }
     CHECK(inside == 9); /* 112 + 8 * 1008 = 8176 bytes fit, the ninth 1000 does not */
     CHECK(monotonic_chunk_count(h) == 1);
-    CHECK_MSG(reserved_of(h) == sizeof buf.bytes + 2 * sizeof buf.bytes,
+    CHECK_MSG(reserved_of(h) == BYTES + 2 * BYTES,
               "after the buffer, the first chunk is twice its size: reserved %zu", reserved_of(h));
     am_reset(h);
     CHECK(monotonic_chunk_count(h) == 0);
-    CHECK(am_alloc(h, 1) == buf.bytes);
+    CHECK(am_alloc(h, 1) == buf);
     am_destroy(h);
-    CHECK(buf.bytes[200] == 0x5a); /* still ours, still as written */
+    CHECK(buf[200] == 0x5a); /* still ours, still as written */
 }
 
 #if AM_MONOTONIC_LOCAL
