@@ -39,6 +39,24 @@
 
 #define AM_ALIGN_UP(n, a) (((n) + ((a) - 1)) & ~((size_t)(a) - 1))
 
+/* Bits needed to write x: floor(log2(x)) + 1, and 0 for 0. Size classes
+ * (tls_size_class) compute ceil(log2(n)) as am_bit_width(n - 1). */
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
+AM_INLINE unsigned am_bit_width(size_t x) {
+    unsigned long i;
+#if defined(_WIN64)
+    return _BitScanReverse64(&i, x) ? (unsigned)i + 1 : 0;
+#else
+    return _BitScanReverse(&i, x) ? (unsigned)i + 1 : 0;
+#endif
+}
+#else
+AM_INLINE unsigned am_bit_width(size_t x) {
+    return x ? 64u - (unsigned)__builtin_clzll((unsigned long long)x) : 0;
+}
+#endif
+
 /* Keep the compiler from deleting work whose result is otherwise unused
  * (Google Benchmark's DoNotOptimize; jemalloc's microbench warns of the same). */
 void am_escape(const void *p);
@@ -58,6 +76,14 @@ typedef void (*am_thread_fn)(void *arg);
 am_thread *am_thread_start(am_thread_fn fn, void *arg); /* NULL on failure */
 void am_thread_join(am_thread *t);
 unsigned am_cpu_count(void);
+
+/* Runs fn(arg) in the calling thread when that thread ends (returns from its
+ * function or exits); a thread's hooks run newest first, as atexit's do. Not
+ * run for the main thread when the process ends through exit() or by
+ * returning from main. 0 on success, -1 when the hook cannot be registered.
+ * POSIX: one pthread key whose destructor runs the thread's list of hooks;
+ * Win32: the same with FlsAlloc's callback. */
+int am_thread_exit_hook(void (*fn)(void *arg), void *arg);
 
 typedef struct am_mutex am_mutex;
 am_mutex *am_mutex_create(void);

@@ -73,6 +73,41 @@ unsigned am_cpu_count(void) {
     return n > 0 ? (unsigned)n : 1u;
 }
 
+/* One key for the whole process; its per-thread value is the list of hooks. */
+typedef struct exit_hook {
+    void (*fn)(void *);
+    void *arg;
+    struct exit_hook *next;
+} exit_hook;
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static int exit_key_ok;
+
+static void run_exit_hooks(void *p) {
+    exit_hook *e = p;
+    while (e) {
+        exit_hook *next = e->next;
+        e->fn(e->arg);
+        free(e);
+        e = next;
+    }
+}
+
+static void make_exit_key(void) { exit_key_ok = pthread_key_create(&exit_key, run_exit_hooks) == 0; }
+
+int am_thread_exit_hook(void (*fn)(void *arg), void *arg) {
+    pthread_once(&exit_once, make_exit_key);
+    if (!exit_key_ok) return -1;
+    exit_hook *e = malloc(sizeof *e);
+    if (!e) return -1;
+    e->fn = fn;
+    e->arg = arg;
+    e->next = pthread_getspecific(exit_key);
+    if (pthread_setspecific(exit_key, e) != 0) { free(e); return -1; }
+    return 0;
+}
+
 struct am_mutex { pthread_mutex_t m; };
 
 am_mutex *am_mutex_create(void) {

@@ -255,6 +255,41 @@ size_t am_peak_rss_bytes(void) {
     return (size_t)pmc.PeakWorkingSetSize;
 }
 
+/* ---- thread exit hooks ---- */
+/* A fiber-local slot whose callback runs when a thread ends holds each
+ * thread's list of hooks, newest first, as the POSIX key destructor does. */
+typedef struct exit_hook { void (*fn)(void *); void *arg; struct exit_hook *next; } exit_hook;
+static INIT_ONCE exit_once = INIT_ONCE_STATIC_INIT;
+static DWORD exit_slot = FLS_OUT_OF_INDEXES;
+
+static void WINAPI run_exit_hooks(void *p) {
+    exit_hook *e = p;
+    while (e) {
+        exit_hook *next = e->next;
+        e->fn(e->arg);
+        free(e);
+        e = next;
+    }
+}
+
+static BOOL CALLBACK make_exit_slot(PINIT_ONCE once, void *param, void **ctx) {
+    (void)once; (void)param; (void)ctx;
+    exit_slot = FlsAlloc(run_exit_hooks);
+    return TRUE;
+}
+
+int am_thread_exit_hook(void (*fn)(void *arg), void *arg) {
+    InitOnceExecuteOnce(&exit_once, make_exit_slot, NULL, NULL);
+    if (exit_slot == FLS_OUT_OF_INDEXES) return -1;
+    exit_hook *e = malloc(sizeof *e);
+    if (!e) return -1;
+    e->fn = fn;
+    e->arg = arg;
+    e->next = FlsGetValue(exit_slot);
+    if (!FlsSetValue(exit_slot, e)) { free(e); return -1; }
+    return 0;
+}
+
 /* ---- hardware counters ---- */
 /* Windows gives user programs no portable cycle/instruction counters (ETW's
  * PMC sources need administrator rights): say so, as the runner expects. */

@@ -1,0 +1,144 @@
+/* tls_size_class.c: the thread-local pool's slow paths: the thread's record
+ * and its exit hook, carving a block for an empty class, new malloc blocks
+ * under the byte limit, and giving everything back at thread end, destroy or
+ * reset. The fast paths are in tls_size_class.h. */
+#include "tls_size_class.h"
+#include <stdlib.h>
+
+struct tls_size_class_block {
+    tls_size_class_block *next;
+    size_t size; /* bytes taken from malloc, this header included */
+};
+
+/* One per thread that has created a heap; lives until the thread ends. */
+struct tls_size_class_thread {
+    tls_size_class_heap *heaps;
+};
+
+#define HEADER AM_ALIGN_UP(sizeof(tls_size_class_block), AM_MIN_ALIGN)
+
+static AM_THREAD_LOCAL tls_size_class_thread *this_thread;
+
+static void release_blocks(tls_size_class_heap *h) {
+    tls_size_class_block *b = h->blocks;
+    while (b) {
+        tls_size_class_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    h->blocks = NULL;
+    memset(h->free_list, 0, sizeof h->free_list);
+    h->cur = h->end = NULL;
+    h->reserved = 0;
+}
+
+/* The thread-exit hook: the heaps' blocks go now, the heaps themselves stay
+ * (orphaned) until someone destroys them. */
+static void thread_ended(void *arg) {
+    tls_size_class_thread *t = arg;
+    for (tls_size_class_heap *h = t->heaps; h; h = h->next) {
+        release_blocks(h);
+        h->owner = NULL;
+    }
+    if (this_thread == t) this_thread = NULL;
+    free(t);
+}
+
+static tls_size_class_thread *thread_record(void) {
+    tls_size_class_thread *t = this_thread;
+    if (t) return t;
+    t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    if (am_thread_exit_hook(thread_ended, t) != 0) { free(t); return NULL; }
+    this_thread = t;
+    return t;
+}
+
+tls_size_class_heap *tls_size_class_create(const am_options *o) {
+    tls_size_class_thread *t = thread_record();
+    if (!t) return NULL;
+    tls_size_class_heap *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
+    h->limit = o ? o->limit : 0;
+    h->block_bytes = o && o->initial_bytes ? o->initial_bytes : AM_TSC_BLOCK_BYTES;
+    h->owner = t;
+    h->next = t->heaps;
+    if (t->heaps) t->heaps->prev = h;
+    t->heaps = h;
+    return h;
+}
+
+void tls_size_class_destroy(tls_size_class_heap *h) {
+    if (!h) return;
+    tls_size_class_thread *t = h->owner;
+    if (t) {
+        AM_TSC_CHECK_OWNER(h);
+        if (h->prev) h->prev->next = h->next;
+        else t->heaps = h->next;
+        if (h->next) h->next->prev = h->prev;
+    }
+    release_blocks(h);
+    free(h);
+}
+
+int tls_size_class_owned(const tls_size_class_heap *h) {
+    return h->owner != NULL && h->owner == this_thread;
+}
+
+/* A new current block with room for `size` bytes: the usual block size, or as
+ * much of it as the limit leaves, or NULL. */
+static int new_block(tls_size_class_heap *h, size_t size) {
+    size_t least = HEADER + size;
+    size_t bytes = HEADER + (size > h->block_bytes ? size : h->block_bytes);
+    size_t room = h->limit ? h->limit - h->reserved : SIZE_MAX;
+    if (bytes > room) bytes = room;
+    if (bytes < least) return 0;
+    tls_size_class_block *b = malloc(bytes);
+    if (!b && bytes > least) b = malloc(bytes = least);
+    if (!b) return 0;
+    b->size = bytes;
+    b->next = h->blocks;
+    h->blocks = b;
+    h->cur = (char *)b + HEADER;
+    h->end = (char *)b + bytes;
+    h->reserved += bytes;
+    if (h->reserved > h->reserved_peak) h->reserved_peak = h->reserved;
+    return 1;
+}
+
+void *tls_size_class_refill(tls_size_class_heap *h, unsigned k) {
+    if (k >= AM_TSC_CLASSES) return NULL;
+    AM_TSC_CHECK_OWNER(h);
+    size_t size = (size_t)1 << k;
+    if (size > (size_t)(h->end - h->cur) && !new_block(h, size)) return NULL;
+    void *b = h->cur;
+    h->cur += size;
+    return b;
+}
+
+/* Over-allocate by align and keep the block's own address in the word
+ * before the aligned one: blocks of a class are not aligned beyond 16. */
+void *tls_size_class_alloc_aligned(tls_size_class_heap *h, size_t n, size_t align) {
+    if (align <= AM_MIN_ALIGN) return tls_size_class_alloc(h, n);
+    if (n > SIZE_MAX - align) return NULL;
+    char *b = tls_size_class_alloc(h, n + align);
+    if (!b) return NULL;
+    char *q = (char *)AM_ALIGN_UP((uintptr_t)b + sizeof(void *), (uintptr_t)align);
+    ((void **)q)[-1] = b;
+    return q;
+}
+
+void tls_size_class_free_aligned(tls_size_class_heap *h, void *p, size_t n, size_t align) {
+    if (align <= AM_MIN_ALIGN) { tls_size_class_free(h, p, n); return; }
+    if (p) tls_size_class_free(h, ((void **)p)[-1], n + align);
+}
+
+void tls_size_class_reset(tls_size_class_heap *h) {
+    AM_TSC_CHECK_OWNER(h);
+    release_blocks(h);
+}
+
+void tls_size_class_usage(const tls_size_class_heap *h, size_t *reserved, size_t *reserved_peak) {
+    *reserved = h->reserved;
+    *reserved_peak = h->reserved_peak;
+}
