@@ -71,6 +71,8 @@ PLATFORM_SRCS := $(if $(findstring mingw,$(CC)),platform/platform_win32.c,platfo
 ROW_SRCS := allocators/allocator.c $(wildcard containers/*.c) $(wildcard workloads/*.c) runner/cell_main.c $(PLATFORM_SRCS)
 # engines that several strategies build on, linked into every row
 ROW_SRCS += allocators/boost_pool.c
+# the counting wrapper of AM_STATS builds (empty in measured ones)
+ROW_SRCS += allocators/counting.c
 # strategy-independent code the unit tests link directly
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/common/%.o,allocators/allocator.c allocators/boost_pool.c allocators/pool.c allocators/fast_pool.c)
 STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))

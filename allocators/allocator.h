@@ -50,12 +50,15 @@
  *
  * The per-operation statistics (bytes requested, live, peak, allocation and
  * free counts) are kept here, once for all strategies, and only when AM_STATS is
- * 1: the measured builds compile them out so that they cost nothing. */
+ * 1: the measured builds compile them out so that they cost nothing. In those
+ * builds, once am_counting_start() has run, every call goes through the
+ * counting wrapper (counting.h: per-owner counts, block headers). */
 #ifndef AM_ALLOCATOR_H
 #define AM_ALLOCATOR_H
 
 #include "types.h"
 #include "sanitize.h"
+#include "counting.h"
 
 #ifndef AM_DEBUG
 #define AM_DEBUG 0
@@ -69,6 +72,7 @@
 #define AM_STR_(x) #x
 #define AM_STR(x) AM_STR_(x)
 
+#include <string.h>
 #include AM_STRATEGY_H
 
 typedef AM_S(_heap) am_heap;
@@ -81,13 +85,24 @@ typedef AM_S(_heap) am_heap;
 #define AM_ROW_NAME AM_STR(AM_STRATEGY)
 #endif
 
+/* a heap that threads share has its counters under the statistics lock */
+#if AM_STATS && AM_THREAD_SAFE
+#define AM_STATS_LOCK() am_stats_lock()
+#define AM_STATS_UNLOCK() am_stats_unlock()
+#else
+#define AM_STATS_LOCK() ((void)0)
+#define AM_STATS_UNLOCK() ((void)0)
+#endif
+
 AM_INLINE void am_count_alloc(am_heap *h, size_t n) {
 #if AM_STATS
+    AM_STATS_LOCK();
     am_counters *c = &h->counters;
     c->requested += n;
     c->live += n;
     c->allocs++;
     if (c->live > c->peak) c->peak = c->live;
+    AM_STATS_UNLOCK();
 #else
     (void)h; (void)n;
 #endif
@@ -95,14 +110,102 @@ AM_INLINE void am_count_alloc(am_heap *h, size_t n) {
 
 AM_INLINE void am_count_free(am_heap *h, size_t n) {
 #if AM_STATS
+    AM_STATS_LOCK();
     h->counters.live -= n;
     h->counters.frees++;
+    AM_STATS_UNLOCK();
 #else
     (void)h; (void)n;
 #endif
 }
 
-AM_INLINE void am_destroy(am_heap *h) { AM_S(_destroy)(h); }
+#if AM_STATS
+/* The counting wrapper: each block is AM_COUNT_HDR bytes (or, aligned, the
+ * alignment's multiple above that) further on in a larger block of the
+ * strategy's. A resize is a new block, a copy and a free. */
+#define AM_COUNTED(call) do { if (AM_UNLIKELY(am_counting_active)) { call; } } while (0)
+
+AM_INLINE void *am_counted_alloc(am_heap *h, size_t n) {
+    if (n > SIZE_MAX / 2 - AM_COUNT_HDR) return NULL;
+    char *b = AM_S(_alloc)(h, n + AM_COUNT_HDR);
+    if (!b) return NULL;
+    am_counted_track(b + AM_COUNT_HDR, n, h);
+    am_count_alloc(h, n);
+    return b + AM_COUNT_HDR;
+}
+
+AM_INLINE void am_counted_free(am_heap *h, void *p, size_t n) {
+    size_t size;
+    if (!p || am_counted_untrack(p, n, &size) != 0) return;
+    AM_S(_free)(h, (char *)p - AM_COUNT_HDR, size + AM_COUNT_HDR);
+    am_count_free(h, size);
+}
+
+AM_INLINE void *am_counted_alloc_aligned(am_heap *h, size_t n, size_t align) {
+    size_t off = AM_ALIGN_UP(AM_COUNT_HDR, align);
+    if (n > SIZE_MAX / 4 || align > SIZE_MAX / 4) return NULL;
+    char *b = AM_S(_alloc_aligned)(h, n + off, align);
+    if (!b) return NULL;
+    am_counted_track(b + off, n, h);
+    am_count_alloc(h, n);
+    return b + off;
+}
+
+AM_INLINE void am_counted_free_aligned(am_heap *h, void *p, size_t n, size_t align) {
+    size_t size, off = AM_ALIGN_UP(AM_COUNT_HDR, align);
+    if (!p || am_counted_untrack(p, n, &size) != 0) return;
+    AM_S(_free_aligned)(h, (char *)p - off, size + off, align);
+    am_count_free(h, size);
+}
+
+AM_INLINE void *am_counted_realloc(am_heap *h, void *p, size_t old_n, size_t new_n) {
+    void *q = am_counted_alloc(h, new_n);
+    if (!q || !p) return q;
+    memcpy(q, p, old_n < new_n ? old_n : new_n);
+    am_counted_free(h, p, old_n);
+    return q;
+}
+
+/* arrays: whole extra elements in front hold the header, so the element's
+ * alignment is kept */
+#define AM_COUNT_HDR_ELEMS(elem) ((AM_COUNT_HDR + (elem) - 1) / (elem))
+
+#if AM_S(_HAS_ARRAY)
+AM_INLINE void *am_counted_alloc_array(am_heap *h, size_t count, size_t elem) {
+    size_t k = AM_COUNT_HDR_ELEMS(elem);
+    if (count > SIZE_MAX / 4 / elem) return NULL;
+    char *b = AM_S(_alloc_array)(h, count + k, elem);
+    if (!b) return NULL;
+    am_counted_track(b + k * elem, count * elem, h);
+    am_count_alloc(h, count * elem);
+    return b + k * elem;
+}
+
+AM_INLINE void am_counted_free_array(am_heap *h, void *p, size_t count, size_t elem) {
+    size_t size, k = AM_COUNT_HDR_ELEMS(elem);
+    if (!p || am_counted_untrack(p, count * elem, &size) != 0) return;
+    AM_S(_free_array)(h, (char *)p - k * elem, size / elem + k, elem);
+    am_count_free(h, size);
+}
+
+AM_INLINE void *am_counted_realloc_array(am_heap *h, void *p, size_t old_count, size_t new_count, size_t elem) {
+    void *q = am_counted_alloc_array(h, new_count, elem);
+    if (!q || !p) return q;
+    memcpy(q, p, (old_count < new_count ? old_count : new_count) * elem);
+    am_counted_free_array(h, p, old_count, elem);
+    return q;
+}
+#endif
+#else
+#define AM_COUNTED(call) ((void)0)
+#endif
+
+/* blocks still live when their heap goes are forgotten by the counting wrapper:
+ * counted as freed where the strategy releases them */
+AM_INLINE void am_destroy(am_heap *h) {
+    AM_COUNTED(am_counted_forget_heap(h, AM_RESET_FREES_LIVE));
+    AM_S(_destroy)(h);
+}
 
 #if AM_DEBUG
 #include "debug.h"
@@ -116,6 +219,7 @@ void am_asan_bad_free(void *p, size_t n);
 AM_INLINE am_heap *am_create(const am_options *o) { return AM_S(_create)(o); }
 
 AM_INLINE void *am_alloc(am_heap *h, size_t n) {
+    AM_COUNTED(return am_counted_alloc(h, n));
     void *p = AM_S(_alloc)(h, n);
     if (AM_LIKELY(p != NULL)) am_count_alloc(h, n);
     return p;
@@ -123,11 +227,13 @@ AM_INLINE void *am_alloc(am_heap *h, size_t n) {
 
 AM_INLINE void am_free(am_heap *h, void *p, size_t n) {
     AM_ASAN_CHECK_FREE(p, n);
+    AM_COUNTED(am_counted_free(h, p, n); return);
     AM_S(_free)(h, p, n);
     am_count_free(h, n);
 }
 
 AM_INLINE void *am_alloc_aligned(am_heap *h, size_t n, size_t align) {
+    AM_COUNTED(if (align > AM_MIN_ALIGN) return am_counted_alloc_aligned(h, n, align); return am_counted_alloc(h, n));
     void *p = align <= AM_MIN_ALIGN ? AM_S(_alloc)(h, n) : AM_S(_alloc_aligned)(h, n, align);
     if (p) am_count_alloc(h, n);
     return p;
@@ -135,6 +241,7 @@ AM_INLINE void *am_alloc_aligned(am_heap *h, size_t n, size_t align) {
 
 AM_INLINE void am_free_aligned(am_heap *h, void *p, size_t n, size_t align) {
     AM_ASAN_CHECK_FREE(p, n);
+    AM_COUNTED(if (align > AM_MIN_ALIGN) am_counted_free_aligned(h, p, n, align); else am_counted_free(h, p, n); return);
     if (align <= AM_MIN_ALIGN) AM_S(_free)(h, p, n);
     else AM_S(_free_aligned)(h, p, n, align);
     am_count_free(h, n);
@@ -144,6 +251,7 @@ AM_INLINE void am_free_aligned(am_heap *h, void *p, size_t n, size_t align) {
  * as the allocate-copy-deallocate it replaces would. */
 AM_INLINE void *am_realloc(am_heap *h, void *p, size_t old_n, size_t new_n) {
     AM_ASAN_CHECK_FREE(p, old_n);
+    AM_COUNTED(return am_counted_realloc(h, p, old_n, new_n));
     void *q = AM_S(_realloc)(h, p, old_n, new_n);
     if (q) {
         if (p) am_count_free(h, old_n);
@@ -155,17 +263,20 @@ AM_INLINE void *am_realloc(am_heap *h, void *p, size_t old_n, size_t new_n) {
 /* Arrays (vector storage, heap arrays): count elements of elem bytes each. */
 #if AM_S(_HAS_ARRAY)
 AM_INLINE void *am_alloc_array(am_heap *h, size_t count, size_t elem) {
+    AM_COUNTED(return am_counted_alloc_array(h, count, elem));
     void *p = AM_S(_alloc_array)(h, count, elem);
     if (p) am_count_alloc(h, count * elem);
     return p;
 }
 AM_INLINE void am_free_array(am_heap *h, void *p, size_t count, size_t elem) {
     AM_ASAN_CHECK_FREE(p, count * elem);
+    AM_COUNTED(am_counted_free_array(h, p, count, elem); return);
     AM_S(_free_array)(h, p, count, elem);
     am_count_free(h, count * elem);
 }
 AM_INLINE void *am_realloc_array(am_heap *h, void *p, size_t old_count, size_t new_count, size_t elem) {
     AM_ASAN_CHECK_FREE(p, old_count * elem);
+    AM_COUNTED(return am_counted_realloc_array(h, p, old_count, new_count, elem));
     void *q = AM_S(_realloc_array)(h, p, old_count, new_count, elem);
     if (q) {
         if (p) am_count_free(h, old_count * elem);
@@ -183,6 +294,7 @@ AM_INLINE void *am_realloc_array(am_heap *h, void *p, size_t old_count, size_t n
 #endif /* AM_DEBUG */
 
 AM_INLINE void am_reset(am_heap *h) {
+    AM_COUNTED(if (AM_RESET_FREES_LIVE) am_counted_forget_heap(h, 1));
     AM_S(_reset)(h);
 #if AM_STATS
     if (AM_RESET_FREES_LIVE) h->counters.live = 0;
@@ -192,11 +304,13 @@ AM_INLINE void am_reset(am_heap *h) {
 /* Statistics of one heap: the counters above (zero unless AM_STATS) and what
  * the strategy reserved from the system. */
 AM_INLINE void am_get_stats(const am_heap *h, am_stats *s) {
+    AM_STATS_LOCK();
     s->bytes_requested = h->counters.requested;
     s->bytes_live = h->counters.live;
     s->bytes_peak = h->counters.peak;
     s->allocs = h->counters.allocs;
     s->frees = h->counters.frees;
+    AM_STATS_UNLOCK();
     AM_S(_usage)(h, &s->bytes_reserved, &s->reserved_peak);
 }
 

@@ -60,6 +60,16 @@ RATIO_COLS = ["compiler", "workload", "size", "threads", "param", "strategy", "b
               "ci_low", "ci_high", "significant"]
 METRIC_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "metric", "value"]
 
+# Workloads that sweep threads and param (am_sweep in the cell's --list).
+# QUICK keeps a corner of the sweep. Budget of the default contention matrix:
+# 6 W x 3 T (1, 2 and 4 oversubscribed on 2 CPUs) x ~12 rows ~ 216 cells of
+# ~0.25 s (a repetition is ~5 ms of work per thread, see contention.c) ~ 1 min.
+QUICK_THREADS = (1, 2)
+QUICK_PARAMS = (0.0, 500.0)
+# Derived tables: each strategy against one reference row, per (threads, param):
+# for contention, shared heaps against independent per-thread pools (seed 002).
+VERSUS = {"contention": "pool"}
+
 
 class UsageError(Exception):
     """Bad input: reported on stderr, exit status 2, nothing measured."""
@@ -157,6 +167,9 @@ def make_parser():
                          f"min-ms {QUICK_MIN_MS:g}")
     ap.add_argument("--timeout", type=positive_number, default=60.0, metavar="S",
                     help="seconds a cell may take before it is stopped and recorded failed (default 60)")
+    ap.add_argument("--no-stats-tables", action="store_true",
+                    help="do not write the counting tables (stats-<strategy>-<workload>-<size>.txt: "
+                         "the baseline's -stats cell with --stats, each workload at its largest size)")
     ap.add_argument("--build-root", default=os.path.join(ROOT, "build"), help=argparse.SUPPRESS)
     return ap
 
@@ -279,13 +292,16 @@ def measure(cell, args, cfg, scratch):
     common = ["--workload", cell.workload, "--size", str(cell.size), "--seed", str(cfg["seed"])]
     if cell.threaded:
         common += ["--threads", str(cell.threads)]
-    if args.param is not None:
-        common += ["--param", repr(args.param)]
+    if cell.param:
+        common += ["--param", repr(float(cell.param))]
     cmd = [cell_exe(bindir, cell.strategy)] + common + [
         "--samples", str(cfg["samples"]), "--min-ms", repr(cfg["min_ms"])]
     out, why = run_process(cmd, args.timeout, scratch)
     if why:
         cell.status, cell.reason = "failed", why
+        return
+    if out.get("status") == "skipped":  # the workload does not apply to this strategy
+        cell.status, cell.reason = "skipped", out.get("reason", "not applicable")
         return
     # the cell counts as done only once everything about it is known, so an
     # interrupt during the -stats run leaves it pending, not half-filled
@@ -363,6 +379,7 @@ class Ratios:
 
     def __init__(self, baseline, seed):
         self.baseline, self.seed, self.done = baseline, seed, {}
+        self.versus = {}  # workload -> Ratios against its VERSUS row
 
     def rows(self, cells):
         base = {c.key(): c for c in cells if c.strategy == self.baseline and c.status == "ok"}
@@ -381,11 +398,31 @@ class Ratios:
         return out
 
 
-def table_text(cells, ratio_rows, baseline, order, markdown):
+def table_text(cells, ratio_rows, baseline, order, markdown, versus_rows=()):
     summary = [dict(zip(SUMMARY_COLS, row)) for row in summary_rows(cells)]
     ratios = [dict(zip(RATIO_COLS, [fmt(v) for v in row])) for row in ratio_rows]
-    t = tables.build(summary, ratios, baseline, order)
+    cpus = os.cpu_count() or 1
+    t = tables.build(summary, ratios, baseline, order, cpus=cpus)
+    shared = {}
+    for c in cells:
+        v = ((c.result or {}).get("metrics") or {}).get("shared_heap")
+        if v is not None:
+            shared[c.strategy] = bool(v)
+    versus = [dict(zip(RATIO_COLS, [fmt(v) for v in row])) for row in versus_rows]
+    t += tables.build_versus(summary, versus, order, cpus=cpus, shared=shared)
     return tables.render_markdown(t) if markdown else tables.render_text(t)
+
+
+def versus_rows(cells, ratios):
+    """Each strategy against the workload's VERSUS reference row, per cell key
+    (computed once per pair, like the baseline ratios)."""
+    out = []
+    for workload, ref in VERSUS.items():
+        mine = [c for c in cells if c.workload == workload]
+        if mine:
+            r = ratios.versus.setdefault(workload, Ratios(ref, ratios.seed))
+            out += r.rows(mine)
+    return out
 
 
 def summary_rows(cells):
@@ -400,7 +437,7 @@ def summary_rows(cells):
 
 def write_outputs(out_dir, cells, ratios, meta, order):
     done = sorted((c for c in cells if c.status != "pending"),
-                  key=lambda c: (c.compiler, c.workload, c.threads, c.size, order.index(c.strategy)
+                  key=lambda c: (c.compiler, c.workload, c.threads, c.param, c.size, order.index(c.strategy)
                                  if c.strategy in order else len(order)))
     samples, metrics = [], []
     for c in done:
@@ -417,11 +454,12 @@ def write_outputs(out_dir, cells, ratios, meta, order):
     write_atomic(os.path.join(out_dir, "ratios.csv"), csv_text(RATIO_COLS, ratio_rows))
     write_atomic(os.path.join(out_dir, "metrics.csv"), csv_text(METRIC_COLS, metrics))
     write_atomic(os.path.join(out_dir, "meta.json"), json.dumps(meta, indent=2) + "\n")
-    text = table_text(done, ratio_rows, ratios.baseline, order, markdown=False)
+    versus = versus_rows(done, ratios)
+    text = table_text(done, ratio_rows, ratios.baseline, order, markdown=False, versus_rows=versus)
     write_atomic(os.path.join(out_dir, "tables.txt"), text)
     write_atomic(os.path.join(out_dir, "tables.md"),
                  f"# allocmark run {meta['run_id']}\n\n" +
-                 table_text(done, ratio_rows, ratios.baseline, order, markdown=True))
+                 table_text(done, ratio_rows, ratios.baseline, order, markdown=True, versus_rows=versus))
     return text
 
 
@@ -543,7 +581,8 @@ class Progress:
         self.width = 0
 
     def _name(self, c):
-        return (f"{c.compiler} " if self.multi else "") + f"{c.strategy} {c.workload} {c.size}"
+        extra = (f" T={c.threads}" if c.threaded else "") + (f" param={fmt(c.param)}" if c.param else "")
+        return (f"{c.compiler} " if self.multi else "") + f"{c.strategy} {c.workload} {c.size}{extra}"
 
     def before(self, i, c):
         if not self.tty:
@@ -558,10 +597,12 @@ class Progress:
     def after(self, i, c, seconds):
         if c.status == "ok":
             what = f"{tables.format_time(c.summary['median_ns_per_op'])}/op"
+        elif c.status == "skipped":
+            what = f"skipped: {c.reason}"
         else:
             what = f"FAILED: {c.reason}"
         if self.tty:
-            if c.status != "ok":
+            if c.status == "failed":
                 sys.stdout.write("\r" + " " * self.width + "\r")
                 print(f"cell {i + 1}/{self.total}  {self._name(c)}  {what}")
                 self.width = 0
@@ -588,6 +629,40 @@ def choose_sizes(w, sizes, quick):
         return sorted({linear[0], linear[-1]})
     picked = linear[::2]
     return picked if picked[-1] == linear[-1] else picked + [linear[-1]]
+
+
+def thread_sweep(cpus):
+    """1, 2, 4, ... up to the CPUs (and the CPU count itself), then one step past."""
+    out, t = [], 1
+    while t <= cpus:
+        out.append(t)
+        t *= 2
+    if out[-1] != cpus:
+        out.append(cpus)
+    return out + [t]
+
+
+def choose_threads(w, given, default, quick):
+    if not w["threaded"]:
+        return [1]
+    if given:
+        return [given]
+    if not w.get("thread_sweep"):
+        return [default]
+    if quick:
+        return list(QUICK_THREADS)
+    return thread_sweep(os.cpu_count() or 1)
+
+
+def choose_params(w, given, quick):
+    if given is not None:
+        return [float(given)]
+    params = [float(p) for p in w.get("params") or []]
+    if not params:
+        return [0.0]
+    if quick:
+        return [p for p in params if p in QUICK_PARAMS] or params[:1]
+    return params
 
 
 def plan(args):
@@ -656,9 +731,9 @@ def plan(args):
             for n in names:
                 w = wl[n]
                 for size in choose_sizes(w, args.sizes or "default", quick):
-                    cells.append(Cell(c, s, n, size, threads if w["threaded"] else 1,
-                                      args.param if args.param is not None else 0.0,
-                                      bool(w["threaded"])))
+                    for t in choose_threads(w, args.threads, threads, quick):
+                        for prm in choose_params(w, args.param, quick):
+                            cells.append(Cell(c, s, n, size, t, prm, bool(w["threaded"])))
     random.Random(seed).shuffle(cells)
 
     run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -733,6 +808,9 @@ def make_meta(args, cfg, cells, started, state):
                   "not_run": sum(c.status == "pending" for c in cells)},
         "elapsed_s": round((datetime.datetime.now() - started).total_seconds(), 1),
     })
+    skipped = sum(c.status == "skipped" for c in cells)
+    if skipped:  # workloads that do not apply to a strategy (cell status "skipped")
+        meta["cells"]["skipped"] = skipped
     return meta
 
 
@@ -762,6 +840,43 @@ def print_list(args):
         print(f"      linear  {','.join(map(str, w['sizes']))}")
         print(f"      log     {','.join(map(str, w.get('log_sizes') or []))}")
     return 0
+
+
+def write_stats_tables(args, cfg):
+    """The counting wrapper's table (cell option --stats on the -stats build) of
+    the baseline strategy, for each workload at its largest size in this run:
+    stats-<strategy>-<workload>-<size>.txt in the run folder."""
+    compiler, strategy = cfg["compilers"][0], cfg["baseline"]
+    exe = cell_exe(bin_dir(args, compiler), strategy, stats_build=True)
+    if not os.path.exists(exe):
+        print(f"note: no counting tables ({exe} is not built)")
+        return
+    cpus = os.cpu_count() or 1
+    for name in cfg["workloads"]:
+        mine = [c for c in cfg["cells"] if c.workload == name and c.compiler == compiler]
+        if not mine:
+            continue
+        size = max(c.size for c in mine)
+        threads = max([c.threads for c in mine if c.threads <= cpus] or [1])
+        param = min(c.param for c in mine)
+        cmd = [exe, "--workload", name, "--size", str(size), "--seed", str(cfg["seed"]), "--stats"]
+        if threads > 1:
+            cmd += ["--threads", str(threads)]
+        if param:
+            cmd += ["--param", repr(float(param))]
+        with tempfile.TemporaryDirectory(prefix="allocmark-") as scratch:
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, cwd=scratch)
+            except subprocess.TimeoutExpired:
+                print(f"note: counting table of {strategy} {name} {size}: timed out")
+                continue
+        out = parse_json_line(p.stdout)
+        if p.returncode != 0 or not out or out.get("status") != "ok":
+            why = (out or {}).get("reason") or (p.stderr.strip().splitlines() or ["no output"])[-1]
+            print(f"note: counting table of {strategy} {name} {size}: {why}")
+            continue
+        body = "\n".join(line for line in p.stdout.splitlines() if not line.startswith("{"))
+        write_atomic(os.path.join(cfg["out_dir"], f"stats-{strategy}-{name}-{size}.txt"), body.rstrip() + "\n")
 
 
 def on_sigterm(signum, frame):
@@ -799,6 +914,11 @@ def run(args):
     finally:
         signal.signal(signal.SIGTERM, prev)
         progress.finish()
+    if state == "finished" and not args.no_stats_tables:
+        try:
+            write_stats_tables(args, cfg)
+        except KeyboardInterrupt:
+            state = "interrupted"
     text = write_outputs(out_dir, cells, ratios, make_meta(args, cfg, cells, started, state), cfg["order"])
     point_latest(out_dir)
     print(text)

@@ -23,6 +23,7 @@ typedef struct cell_args {
     size_t limit;
     unsigned reps; /* 0: calibrate */
     int stats_only;
+    int counting_table;
 } cell_args;
 
 static void usage(FILE *out) {
@@ -37,6 +38,8 @@ static void usage(FILE *out) {
             "  --limit BYTES  heap byte limit (default none)\n"
             "  --reps N       repetitions per sample instead of calibrating\n"
             "  --stats-only   one repetition, print the allocator statistics\n"
+            "  --stats        (-stats build) two repetitions through the counting wrapper:\n"
+            "                 bytes and calls per owner, as tables, after each\n"
             "  --list         workloads and their sizes\n",
             AM_ROW_NAME);
 }
@@ -103,7 +106,13 @@ static void list_workloads(void) {
         print_sizes("sizes", w->sizes);
         printf(",");
         print_sizes("log_sizes", w->log_sizes);
-        printf("}");
+        const am_sweep *sw = am_sweep_find(w->name);
+        if (sw && sw->params) {
+            printf(",\"params\":[");
+            for (int k = 0; sw->params[k] >= 0; k++) printf("%s%g", k ? "," : "", sw->params[k]);
+            printf("]");
+        }
+        printf(",\"thread_sweep\":%d}", sw ? sw->threads : 0);
     }
     printf("]}\n");
 }
@@ -121,6 +130,7 @@ static int parse_args(int argc, char **argv, cell_args *a) {
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(stdout); exit(0); }
         if (!strcmp(f, "--list")) { list_workloads(); exit(0); }
         if (!strcmp(f, "--stats-only")) { a->stats_only = 1; continue; }
+        if (!strcmp(f, "--stats")) { a->counting_table = 1; continue; }
         if (!v) { fprintf(stderr, "am-cell: %s needs a value\n", f); return 0; }
         i++;
         if (!strcmp(f, "--workload")) a->workload = v;
@@ -169,6 +179,25 @@ static void print_failure(const cell_args *a, const char *reason) {
     fflush(stdout); /* a sanitizer's exit report would otherwise discard it */
 }
 
+/* A status other than AM_OK: "skipped" (exit 0) when the workload does not
+ * apply to this strategy, else a failure (exit 3). */
+static int not_ok(const cell_args *a, const am_cell *c, int status) {
+    if (status != AM_ERR_NA) { print_failure(a, status_text(status)); return 3; }
+    printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"threads\":%u,\"param\":%g,"
+           "\"status\":\"skipped\",\"reason\":",
+           AM_ROW_NAME, a->workload, a->size, a->threads, a->param);
+    print_json_string(c->reason ? c->reason : "not applicable");
+    printf("}\n");
+    fflush(stdout);
+    return 0;
+}
+
+static double ops_of(const am_workload *w, const am_cell *c) {
+    const am_sweep *sw = am_sweep_find(w->name);
+    if (sw && sw->ops) return sw->ops(c);
+    return w->ops ? w->ops(c->size) : 1.0;
+}
+
 /* Test hooks, so the runner's tests can see a cell crash, hang or compute a
  * wrong checksum. AM_TEST_CRASH / AM_TEST_HANG / AM_TEST_BADSUM name the cells:
  * "[strategy/]workload[:size]". Read once, before anything is measured. */
@@ -194,6 +223,7 @@ static void print_metrics(const am_cell *c) {
 }
 
 static int count_one(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c);
+static int counting_table(const cell_args *a, const am_workload *w, am_cell *c);
 static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c, int bad_sum);
 
 int main(int argc, char **argv) {
@@ -217,6 +247,7 @@ int main(int argc, char **argv) {
     c.param = a.param;
     am_options_default(&c.options);
     c.options.limit = a.limit;
+    if (a.counting_table) return counting_table(&a, w, &c);
     am_heap *h = am_create(&c.options);
     if (!h) { print_failure(&a, "heap could not be created"); return 3; }
     int rc = a.stats_only ? count_one(&a, w, h, &c) : measure(&a, w, h, &c, bad_sum);
@@ -230,7 +261,7 @@ static int count_one(const cell_args *a, const am_workload *w, am_heap *h, am_ce
     int status = run_sample(w, h, c, a->seed, 1, &sum, &ns);
     am_stats s;
     am_get_stats(h, &s);
-    if (status != AM_OK) { print_failure(a, status_text(status)); return 3; }
+    if (status != AM_OK) return not_ok(a, c, status);
     printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\",\"stats\":{"
            "\"bytes_requested\":%" PRIu64 ",\"bytes_live\":%zu,\"bytes_peak\":%zu,"
            "\"bytes_reserved\":%zu,\"reserved_peak\":%zu,\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 "}}\n",
@@ -250,7 +281,7 @@ static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell
     uint64_t min_ns = (uint64_t)(a->min_ms * 1e6);
     for (;;) {
         status = run_sample(w, h, c, a->seed, reps, &sum, &ns);
-        if (status != AM_OK) { print_failure(a, status_text(status)); return 3; }
+        if (status != AM_OK) return not_ok(a, c, status);
         if (a->reps || ns >= min_ns || reps >= (1u << 30)) break;
         double grow = ns ? (double)min_ns / (double)ns * 1.2 : 16.0;
         if (grow > 16) grow = 16;
@@ -265,7 +296,7 @@ static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell
         expect += w->reference(c);
     }
     expect += (uint64_t)bad_sum;
-    if (status != AM_OK) { print_failure(a, status_text(status)); return 3; }
+    if (status != AM_OK) return not_ok(a, c, status);
     if (sum != expect) { print_failure(a, "checksum mismatch"); return 4; }
 
     uint64_t *samples = calloc(a->samples, sizeof *samples);
@@ -297,13 +328,13 @@ static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell
     printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\","
            "\"reps\":%u,\"ops_per_rep\":%.6g,\"threads\":%u,\"param\":%g,\"timer_resolution_ns\":%g,"
            "\"peak_rss\":%zu,\"reserved_peak\":%zu,\"samples_ns\":[",
-           AM_ROW_NAME, a->workload, a->size, reps, w->ops ? w->ops(a->size) : 1.0, a->threads, a->param,
+           AM_ROW_NAME, a->workload, a->size, reps, ops_of(w, c), a->threads, a->param,
            am_timer_resolution_ns(), am_peak_rss_bytes(), st.reserved_peak);
     for (unsigned s = 0; s < a->samples; s++) printf("%s%" PRIu64, s ? "," : "", samples[s]);
     printf("]");
     print_metrics(c);
     if (hw) {
-        double ops = (double)a->samples * reps * (w->ops ? w->ops(a->size) : 1.0);
+        double ops = (double)a->samples * reps * ops_of(w, c);
         printf(",\"hw_counters\":\"ok\",\"instructions_per_op\":%.6g,\"cycles_per_op\":%.6g",
                (double)instructions / ops, (double)cycles / ops);
         am_hw_counters_close(hw);
@@ -316,4 +347,40 @@ static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell
     printf("}\n");
     free(samples);
     return 0;
+}
+
+/* --stats: the counting wrapper's table after a first and a second repetition
+ * (the deltas of the second table are the second repetition). Every block is
+ * filed under the workload's name, and deeper where the workload tags owners. */
+static int counting_table(const cell_args *a, const am_workload *w, am_cell *c) {
+#if AM_STATS
+    am_counting_start();
+    am_owner_push(a->workload);
+    am_heap *h = am_create(&c->options);
+    if (!h) { print_failure(a, "heap could not be created"); return 3; }
+    int rc = 0;
+    for (unsigned r = 0; r < 2 && !rc; r++) {
+        uint64_t sum, ns;
+        int status = run_sample(w, h, c, a->seed + r, 1, &sum, &ns);
+        uint64_t expect = w->reference(c);
+        if (status != AM_OK) rc = not_ok(a, c, status) ? 3 : -1;
+        else if (sum != expect) { print_failure(a, "checksum mismatch"); rc = 4; }
+        else {
+            char *table = am_counting_report();
+            printf("%s (size %zu, threads %u, param %g), after repetition %u:\n%s\n", a->workload, a->size,
+                   a->threads, a->param, r + 1, table ? table : "(out of memory)\n");
+            free(table);
+        }
+    }
+    am_destroy(h);
+    if (rc == 0)
+        printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\",\"counting_errors\":%llu}\n",
+               AM_ROW_NAME, a->workload, a->size, (unsigned long long)am_counting_errors());
+    am_counting_stop();
+    return rc < 0 ? 0 : rc;
+#else
+    (void)w; (void)c;
+    print_failure(a, "--stats needs the counting build (am-cell-<row>-stats)");
+    return 2;
+#endif
 }

@@ -53,26 +53,73 @@ def _truthy(v):
     return v in (True, 1, "1", "true", "True", "yes")
 
 
-def build(summary, ratios, baseline, strategies=None):
+OVERSUBSCRIBED = "*"
+
+
+def _swept(summary):
+    """(compiler, workload) pairs whose cells vary in threads or param: their
+    tables have a row per (threads, param) at each size instead of a row per size."""
+    seen = {}
+    for r in summary:
+        seen.setdefault((r["compiler"], r["workload"]), set()).add((str(r["threads"]), str(r["param"])))
+    return {k for k, v in seen.items() if len(v) > 1}
+
+
+def _tp_key(r):
+    return (int(float(r["threads"] or 1)), float(r["param"] or 0))
+
+
+def _tp_label(threads, param, cpus):
+    mark = OVERSUBSCRIBED if cpus and threads > cpus else ""
+    p = f"{param:g}"
+    return f"{threads}{mark} / {p}"
+
+
+def _cell_text(r):
+    if r is None:
+        return "-"
+    if r["status"] == "skipped":
+        return "n/a"
+    if r["status"] != "ok":
+        return "failed"
+    return format_time(_num(r["median_ns_per_op"]))
+
+
+def _over_note(cpus, rows):
+    if cpus and any(OVERSUBSCRIBED in row[0] for row in rows):
+        return f"; {OVERSUBSCRIBED} = more threads than the {cpus} CPUs (oversubscribed)"
+    return ""
+
+
+def build(summary, ratios, baseline, strategies=None, cpus=None):
     """Tables as dicts {title, header, rows}; rows of strings. summary and
     ratios are lists of dicts with the CSV columns. strategies orders the
-    columns (default: order of first appearance)."""
+    columns (default: order of first appearance). A workload swept over
+    threads or param gets one table per size, a row per (threads, param);
+    cpus marks the oversubscribed rows."""
     order = list(strategies or [])
     for r in summary:
         if r["strategy"] not in order:
             order.append(r["strategy"])
+    swept = _swept(summary)
     groups = {}
     for r in summary:
-        key = (r["compiler"], r["workload"], str(r["threads"]), str(r["param"]))
+        if (r["compiler"], r["workload"]) in swept:
+            key = (r["compiler"], r["workload"], "size", str(r["size"]))
+        else:
+            key = (r["compiler"], r["workload"], str(r["threads"]), str(r["param"]))
         groups.setdefault(key, []).append(r)
     ratio_at = {(r["compiler"], r["workload"], str(r["size"]), str(r["threads"]), str(r["param"]),
                  r["strategy"]): r for r in ratios}
     tables = []
     for key in groups:  # insertion order: the caller's order of cells
-        compiler, workload, threads, param = key
         rows = groups[key]
         present = [s for s in order if any(r["strategy"] == s for r in rows)]
         compared = [s for s in present if s != baseline] if baseline in present else []
+        if key[2] == "size":
+            tables.append(_swept_table(key, rows, present, compared, baseline, ratio_at, cpus))
+            continue
+        compiler, workload, threads, param = key
         header = ["size"] + present + [f"{s}/{baseline}" for s in compared]
         by_size = {}
         for r in rows:
@@ -82,13 +129,7 @@ def build(summary, ratios, baseline, strategies=None):
             cells = by_size[size]
             line = [str(size)]
             for s in present:
-                r = cells.get(s)
-                if r is None:
-                    line.append("-")
-                elif r["status"] != "ok":
-                    line.append("failed")
-                else:
-                    line.append(format_time(_num(r["median_ns_per_op"])))
+                line.append(_cell_text(cells.get(s)))
             for s in compared:
                 q = ratio_at.get((compiler, workload, str(size), threads, param, s))
                 if q is None or q.get("ratio") in (None, ""):
@@ -106,6 +147,85 @@ def build(summary, ratios, baseline, strategies=None):
         tables.append({"title": title, "header": header, "rows": out_rows,
                        "legend": LEGEND.format(baseline=baseline) if compared else
                        "median time per operation"})
+    return tables
+
+
+def _ratio_text(q):
+    if q is None or q.get("ratio") in (None, ""):
+        return "-"
+    return format_ratio(float(q["ratio"]), float(q["ci_low"]), float(q["ci_high"]), _truthy(q["significant"]))
+
+
+def _swept_table(key, rows, present, compared, baseline, ratio_at, cpus):
+    compiler, workload, _, size = key
+    by_tp = {}
+    for r in rows:
+        by_tp.setdefault(_tp_key(r), {})[r["strategy"]] = r
+    header = ["threads / param"] + present + [f"{s}/{baseline}" for s in compared]
+    out_rows = []
+    for tp in sorted(by_tp):
+        cells = by_tp[tp]
+        any_row = next(iter(cells.values()))
+        line = [_tp_label(tp[0], tp[1], cpus)]
+        line += [_cell_text(cells.get(s)) for s in present]
+        for s in compared:
+            line.append(_ratio_text(ratio_at.get((compiler, workload, size, str(any_row["threads"]),
+                                                   str(any_row["param"]), s))))
+        out_rows.append(line)
+    legend = (LEGEND.format(baseline=baseline) if compared else "median time per operation") + \
+        "; n/a = the workload does not apply to the strategy" + _over_note(cpus, out_rows)
+    return {"title": f"{compiler}: {workload} (size {size})", "header": header, "rows": out_rows,
+            "legend": legend}
+
+
+def build_versus(summary, versus, strategies=None, cpus=None, shared=None):
+    """Derived tables: each strategy's time over a reference row's (ratios
+    with baseline = that row), a row per (threads, param) at each size.
+    shared: strategy -> True when its cells used one heap from every thread."""
+    order = list(strategies or [])
+    for r in versus:
+        if r["strategy"] not in order:
+            order.append(r["strategy"])
+    status = {(r["compiler"], r["workload"], str(r["size"]), str(r["threads"]), str(r["param"]),
+               r["strategy"]): r["status"] for r in summary}
+    groups = {}
+    for r in versus:
+        groups.setdefault((r["compiler"], r["workload"], str(r["size"]), r["baseline"]), []).append(r)
+    tables = []
+    for (compiler, workload, size, ref), rows in groups.items():
+        present = [s for s in order if any(r["strategy"] == s for r in rows)]
+        # skipped cells of the same run show as n/a
+        for (c, w, sz, _, _, s), st in status.items():
+            if (c, w, sz) == (compiler, workload, size) and st == "skipped" and s not in present and s != ref:
+                present.append(s)
+        by_tp = {}
+        for r in rows:
+            by_tp.setdefault(_tp_key(r), {})[r["strategy"]] = r
+        for (c, w, sz, t, p, s), st in status.items():
+            if (c, w, sz) == (compiler, workload, size) and s != ref:
+                by_tp.setdefault((int(float(t or 1)), float(p or 0)), {})
+        def label(s):
+            if shared is None or s not in shared:
+                return f"{s}/{ref}"
+            return f"{s}/{ref} ({'shared' if shared[s] else 'own heaps'})"
+        header = ["threads / param"] + [label(s) for s in present]
+        out_rows = []
+        for tp in sorted(by_tp):
+            line = [_tp_label(tp[0], tp[1], cpus)]
+            for s in present:
+                q = by_tp[tp].get(s)
+                if q is None:
+                    st = [v for (c, w, sz, t, p, s2), v in status.items()
+                          if (c, w, sz, s2) == (compiler, workload, size, s) and _tp_key({"threads": t, "param": p}) == tp]
+                    line.append("n/a" if st and st[0] == "skipped" else "-")
+                else:
+                    line.append(_ratio_text(q))
+            out_rows.append(line)
+        legend = (f"slowdown against {ref} (time per op / {ref}'s, above 1: slower) with its 95% bootstrap "
+                  f"interval; {NOT_SIGNIFICANT} = not significant; shared = one heap for every thread, "
+                  f"own heaps = a heap per thread; n/a = does not apply" + _over_note(cpus, out_rows))
+        tables.append({"title": f"{compiler}: {workload} against {ref} (size {size})", "header": header,
+                       "rows": out_rows, "legend": legend})
     return tables
 
 

@@ -3,14 +3,32 @@
 #include <string.h>
 
 #define AM_WORKLOAD(name) extern const am_workload am_workload_##name;
+#define AM_SWEEP(name) extern const am_sweep am_sweep_##name;
 #include "list.h"
 #undef AM_WORKLOAD
+#undef AM_SWEEP
 
 #define AM_WORKLOAD(name) &am_workload_##name,
+#define AM_SWEEP(name)
 const am_workload *const am_workloads[] = {
 #include "list.h"
     NULL};
 #undef AM_WORKLOAD
+#undef AM_SWEEP
+
+#define AM_WORKLOAD(name)
+#define AM_SWEEP(name) &am_sweep_##name,
+static const am_sweep *const am_sweeps[] = {
+#include "list.h"
+    NULL};
+#undef AM_WORKLOAD
+#undef AM_SWEEP
+
+const am_sweep *am_sweep_find(const char *workload) {
+    for (const am_sweep *const *s = am_sweeps; *s; s++)
+        if (strcmp((*s)->workload, workload) == 0) return *s;
+    return NULL;
+}
 
 const am_workload *am_workload_find(const char *name) {
     for (const am_workload *const *w = am_workloads; *w; w++)

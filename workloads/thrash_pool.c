@@ -11,8 +11,9 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     uint64_t rng = c->seed;
     size_t n = (size_t)am_rand_below(&rng, c->size + 1);
     tp_vec v;
+    am_owner_push("vector"); /* the counting wrapper's owner (AM_STATS builds only) */
     tp_vec_init(&v, h);
-    if (tp_vec_resize(&v, n)) { *status = AM_ERR_OOM; return 0; }
+    if (tp_vec_resize(&v, n)) { am_owner_pop(); *status = AM_ERR_OOM; return 0; }
     uint64_t sum = 0;
     for (size_t i = 0; i < v.size; i++) {
         v.data[i] = (int)i; /* resize zero-fills; give the sum something to add */
@@ -20,6 +21,7 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     }
     am_escape(v.data);
     tp_vec_destroy(&v);
+    am_owner_pop();
     *status = AM_OK;
     return sum + n;
 }

@@ -13,7 +13,9 @@
 #include <stdint.h>
 #include "allocator.h"
 
-enum { AM_OK = 0, AM_ERR_OOM = 1, AM_ERR_FAILED = 2 };
+/* AM_ERR_NA: the workload does not apply to this strategy (the cell prints
+ * status "skipped" with am_cell.reason; tables show n/a) */
+enum { AM_OK = 0, AM_ERR_OOM = 1, AM_ERR_FAILED = 2, AM_ERR_NA = 3 };
 
 #define AM_MAX_METRICS 16
 
@@ -28,6 +30,7 @@ typedef struct am_cell {
     int metric_count;
     const char *metric_names[AM_MAX_METRICS];
     double metric_values[AM_MAX_METRICS];
+    const char *reason; /* with AM_ERR_NA: why (a string literal) */
 } am_cell;
 
 typedef struct am_workload {
@@ -44,6 +47,19 @@ typedef struct am_workload {
     uint64_t (*reference)(am_cell *c);
     int threaded;               /* creates its own threads and heaps */
 } am_workload;
+
+/* Optional: a workload whose cells also vary in threads or param declares
+ * `AM_SWEEP(name)` in list.h after its AM_WORKLOAD(name) line and defines
+ * am_sweep_<name>. The runner then runs one cell per (size, threads, param). */
+typedef struct am_sweep {
+    const char *workload;
+    const double *params;       /* param values, ended by a negative number; NULL: none */
+    int threads;                /* 1: threads 1, 2, 4, ... up to the CPUs, and one step past */
+    double (*ops)(const am_cell *c); /* ops of one repetition given threads and param;
+                                        NULL: the workload's ops(size) */
+} am_sweep;
+
+const am_sweep *am_sweep_find(const char *workload); /* NULL: no sweep */
 
 /* the registry, from workloads/list.h */
 extern const am_workload *const am_workloads[];

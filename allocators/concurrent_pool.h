@@ -1,0 +1,170 @@
+/* concurrent_pool.h: bdlma::ConcurrentPool as a strategy. Fixed-size blocks on a
+ * lock-free free list; a mutex is taken only to grow the chunk list (chunks of
+ * 1, 2, 4, ... blocks up to a cap, or constant), and reset frees every chunk.
+ * Built with -DAM_CP_LOCKED=1 it is the `locked_pool` row: the same pool, but
+ * every operation runs under the one mutex (what a shared pool costs without
+ * the lock-free list).
+ *
+ * The block size is am_options.block_size, or else the first request of at
+ * most CP_AUTO_MAX bytes, rounded up to AM_MIN_ALIGN. Requests of up to the
+ * block size take a whole block; larger or over-aligned ones fall back to one
+ * malloc each (with a header, on a list, under the mutex; counted in
+ * `fallbacks`), so the pool meets the whole contract but is fast only for its
+ * one size, as a ConcurrentPool is.
+ *
+ * ABA: the head is one 64-bit word, a 32-bit generation above a 32-bit block
+ * index (chunk number << slot bits | slot), bumped by every push and pop. The
+ * link lives in a 16-byte header in front of each block, outside the caller's
+ * bytes (BDE keeps a Link there too), so a stale pop reads an atomic word, never
+ * the caller's data. C11 <stdatomic.h>: MSVC needs VS 2022 17.5+ with
+ * /experimental:c11atomics. */
+#ifndef AM_CONCURRENT_POOL_H
+#define AM_CONCURRENT_POOL_H
+
+#include <stdatomic.h>
+#include "types.h"
+
+#ifndef AM_CP_LOCKED
+#define AM_CP_LOCKED 0
+#endif
+
+#define concurrent_pool_FREE_REUSES 1
+#define concurrent_pool_RESET_FREES_LIVE 1
+#define concurrent_pool_THREAD_SAFE 1
+
+#define CP_AUTO_MAX 4096          /* larger first requests do not choose the block size */
+#define CP_DEFAULT_CAP_BLOCKS 32 /* growth stops at this many blocks a chunk (BDE's default) */
+#ifndef AM_CP_CONSTANT
+#define AM_CP_CONSTANT 0 /* 1: every chunk has the cap's blocks (BSLS_CONSTANT) */
+#endif
+#define CP_NIL 0xFFFFFFFFu
+#define CP_HDR AM_ALIGN_UP(sizeof(cp_link), AM_MIN_ALIGN)
+
+/* In front of every pool block; never written by the caller. */
+typedef struct cp_link {
+    _Atomic uint32_t next; /* index of the next free block, CP_NIL at the end */
+    uint32_t self;         /* this block's index, set once when its chunk is made */
+} cp_link;
+
+/* Chunk bases by chunk number. Grown by copying under the mutex; old tables are
+ * kept until reset, so a reader holding one never sees it freed. */
+typedef struct cp_chunk {
+    char *base;
+    size_t blocks;
+} cp_chunk;
+
+typedef struct cp_table {
+    struct cp_table *older;
+    size_t cap;
+    cp_chunk chunk[1]; /* cap entries */
+} cp_table;
+
+typedef struct cp_big cp_big;
+
+typedef struct concurrent_pool_heap {
+    am_counters counters;
+    _Atomic uint64_t head;         /* generation << 32 | index of the first free block */
+    _Atomic size_t block_size;     /* 0 until the first pool-sized request */
+    _Atomic(cp_table *) table;
+    size_t stride;                 /* header + block, AM_MIN_ALIGN multiple */
+    unsigned slot_bits;            /* index = chunk << slot_bits | slot */
+    uint32_t chunks;               /* chunks made since the last reset */
+    size_t next_blocks, cap_blocks;/* growth: next chunk's blocks, and the cap */
+    size_t max_chunk;              /* am_options.max_chunk: the cap in bytes (0: default) */
+    am_mutex *lock;
+    /* guarded by lock */
+    cp_big *bigs;
+    size_t limit, reserved, reserved_peak;
+    uint64_t fallbacks;            /* requests served by malloc, not the pool */
+} concurrent_pool_heap;
+
+concurrent_pool_heap *concurrent_pool_create(const am_options *o);
+void concurrent_pool_destroy(concurrent_pool_heap *h);
+void *cp_alloc_slow(concurrent_pool_heap *h, size_t n);
+void *cp_big_alloc(concurrent_pool_heap *h, size_t n, size_t align);
+void cp_big_free(concurrent_pool_heap *h, void *p);
+void *concurrent_pool_alloc_aligned(concurrent_pool_heap *h, size_t n, size_t align);
+void concurrent_pool_free_aligned(concurrent_pool_heap *h, void *p, size_t n, size_t align);
+void *concurrent_pool_realloc(concurrent_pool_heap *h, void *p, size_t old_n, size_t new_n);
+void concurrent_pool_reset(concurrent_pool_heap *h);
+void concurrent_pool_usage(const concurrent_pool_heap *h, size_t *reserved, size_t *reserved_peak);
+/* for tests: free blocks on the list now (not safe while others pop or push) */
+size_t cp_free_count(concurrent_pool_heap *h);
+
+AM_INLINE cp_link *cp_link_at(concurrent_pool_heap *h, uint32_t index) {
+    cp_table *t = atomic_load_explicit(&h->table, memory_order_acquire);
+    uint32_t mask = ((uint32_t)1 << h->slot_bits) - 1;
+    return (cp_link *)(t->chunk[index >> h->slot_bits].base + (size_t)(index & mask) * h->stride);
+}
+
+AM_INLINE uint64_t cp_head_word(uint64_t old, uint32_t index) {
+    return ((old >> 32) + 1) << 32 | index;
+}
+
+#if AM_CP_LOCKED
+/* locked_pool: plain list operations, one mutex around each */
+AM_INLINE void *cp_pop(concurrent_pool_heap *h) {
+    am_mutex_lock(h->lock);
+    uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
+    uint32_t index = (uint32_t)head;
+    void *p = NULL;
+    if (index != CP_NIL) {
+        cp_link *l = cp_link_at(h, index);
+        atomic_store_explicit(&h->head, cp_head_word(head, atomic_load_explicit(&l->next, memory_order_relaxed)),
+                              memory_order_relaxed);
+        p = (char *)l + CP_HDR;
+    }
+    am_mutex_unlock(h->lock);
+    return p;
+}
+
+AM_INLINE void cp_push(concurrent_pool_heap *h, cp_link *l) {
+    am_mutex_lock(h->lock);
+    uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
+    atomic_store_explicit(&l->next, (uint32_t)head, memory_order_relaxed);
+    atomic_store_explicit(&h->head, cp_head_word(head, l->self), memory_order_relaxed);
+    am_mutex_unlock(h->lock);
+}
+#else
+AM_INLINE void *cp_pop(concurrent_pool_heap *h) {
+    uint64_t head = atomic_load_explicit(&h->head, memory_order_acquire);
+    for (;;) {
+        uint32_t index = (uint32_t)head;
+        if (index == CP_NIL) return NULL;
+        cp_link *l = cp_link_at(h, index);
+        /* may be stale if another thread took this block meanwhile: then the
+         * generation differs and the exchange fails */
+        uint32_t next = atomic_load_explicit(&l->next, memory_order_relaxed);
+        if (atomic_compare_exchange_weak_explicit(&h->head, &head, cp_head_word(head, next),
+                                                  memory_order_acquire, memory_order_acquire))
+            return (char *)l + CP_HDR;
+    }
+}
+
+AM_INLINE void cp_push(concurrent_pool_heap *h, cp_link *l) {
+    uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
+    do {
+        atomic_store_explicit(&l->next, (uint32_t)head, memory_order_relaxed);
+    } while (!atomic_compare_exchange_weak_explicit(&h->head, &head, cp_head_word(head, l->self),
+                                                    memory_order_release, memory_order_relaxed));
+}
+#endif
+
+AM_INLINE void *concurrent_pool_alloc(concurrent_pool_heap *h, size_t n) {
+    if (AM_UNLIKELY(n > atomic_load_explicit(&h->block_size, memory_order_relaxed)))
+        return cp_alloc_slow(h, n);
+    void *p = cp_pop(h);
+    if (AM_UNLIKELY(p == NULL)) return cp_alloc_slow(h, n);
+    return p;
+}
+
+AM_INLINE void concurrent_pool_free(concurrent_pool_heap *h, void *p, size_t n) {
+    if (AM_UNLIKELY(p == NULL)) return;
+    if (AM_UNLIKELY(n > atomic_load_explicit(&h->block_size, memory_order_relaxed))) {
+        cp_big_free(h, p);
+        return;
+    }
+    cp_push(h, (cp_link *)((char *)p - CP_HDR));
+}
+
+#endif

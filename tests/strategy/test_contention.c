@@ -1,0 +1,88 @@
+/* test_contention.c: the contention workload on this row: its checksum equals
+ * the reference for 1-3 threads and several W, every block it took from a
+ * shared heap came back, the work loop's calibration is positive, and rows
+ * whose heaps share unlocked state say "not applicable" instead of racing. */
+#include <string.h>
+
+#include "check.h"
+#include "workload.h"
+
+static double metric(const am_cell *c, const char *name) {
+    for (int i = 0; i < c->metric_count; i++)
+        if (!strcmp(c->metric_names[i], name)) return c->metric_values[i];
+    return -1;
+}
+
+static void test_checksum_counts_and_calibration(void) {
+    const am_workload *w = am_workload_find("contention");
+    const am_sweep *sw = am_sweep_find("contention");
+    CHECK(w && w->threaded && sw && sw->threads && sw->params && sw->ops);
+    static const double ws[] = {0, 100, 2000};
+    for (unsigned threads = 1; threads <= 3; threads++) {
+        for (int k = 0; k < 3; k++) {
+            am_cell c;
+            memset(&c, 0, sizeof c);
+            c.size = 3000;
+            c.seed = 5 + threads;
+            c.threads = threads;
+            c.param = ws[k];
+            am_options_default(&c.options);
+            am_heap *h = am_create(&c.options);
+            CHECK(h != NULL);
+            int status = -1;
+            uint64_t sum = w->run(h, &c, &status);
+#if !AM_THREAD_SAFE && AM_S(_HEAPS_SHARE_STATE)
+            if (threads > 1) {
+                CHECK_MSG(status == AM_ERR_NA && c.reason && *c.reason, "status %d", status);
+                am_destroy(h);
+                continue;
+            }
+#endif
+            CHECK_MSG(status == AM_OK, "threads %u W %g: status %d", threads, ws[k], status);
+            CHECK_MSG(sum == w->reference(&c), "threads %u W %g: checksum differs from the reference", threads,
+                      ws[k]);
+            CHECK(metric(&c, "work_loop_per_ns") > 0);
+            double iters = metric(&c, "iterations_per_thread");
+            CHECK(iters >= 16 && iters <= 3000);
+            CHECK(sw->ops(&c) == threads * iters);
+            am_stats s;
+            am_get_stats(h, &s);
+            /* a shared heap served every block and got each back; else the
+             * threads made their own heaps and this one was never used */
+            uint64_t want = AM_THREAD_SAFE ? (uint64_t)(threads * iters) : 0;
+            CHECK_MSG(s.allocs == want && s.frees == want && s.bytes_live == 0,
+                      "threads %u W %g: %llu allocs, %llu frees, %zu live", threads, ws[k],
+                      (unsigned long long)s.allocs, (unsigned long long)s.frees, s.bytes_live);
+            am_destroy(h);
+        }
+    }
+}
+
+/* W shrinks the iterations so that a repetition stays short, and the seed
+ * changes the checksum. */
+static void test_iterations_follow_w_and_seed(void) {
+    const am_sweep *sw = am_sweep_find("contention");
+    const am_workload *w = am_workload_find("contention");
+    CHECK(sw && w);
+    am_cell c;
+    memset(&c, 0, sizeof c);
+    c.size = 200000;
+    c.threads = 2;
+    CHECK(sw->ops(&c) == 400000);
+    c.param = 1000;
+    CHECK(sw->ops(&c) == 2 * 5000);
+    c.param = 100000;
+    CHECK(sw->ops(&c) == 2 * 50);
+    c.seed = 1;
+    uint64_t a = w->reference(&c);
+    c.seed = 2;
+    CHECK(w->reference(&c) != a);
+}
+
+int main(int argc, char **argv) {
+    static const am_test tests[] = {
+        {"checksum_counts_and_calibration", test_checksum_counts_and_calibration},
+        {"iterations_follow_w_and_seed", test_iterations_follow_w_and_seed},
+        {NULL, NULL}};
+    return am_run_tests("contention[" AM_ROW_NAME "]", tests, argc, argv);
+}

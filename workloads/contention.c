@@ -1,0 +1,158 @@
+/* contention.c: seed 002's isolated benchmark (BlazingMQ, "independent item
+ * pools for channels"). T threads each allocate a 345-byte block, write to it,
+ * do W ns of work (param), and free it, over and over. Thread-safe strategies
+ * get one heap shared by every thread (the shared pool); the others a heap per
+ * thread, made in that thread (independent pools). It is a benchmark of
+ * allocator contention, not of the work: W only sets how often threads call. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "workload.h"
+
+#define CT_BLOCK 345
+/* Iterations per thread: the size, but with W ns of work each, no more than
+ * size x CT_BUDGET_NS of work in all, so that large W keeps cells short
+ * (200,000 x 25 ns = 5 ms of work per thread and repetition). */
+#define CT_BUDGET_NS 25
+#define CT_MIN_ITERATIONS 16
+
+static size_t iterations(size_t size, double w) {
+    if (w <= CT_BUDGET_NS) return size;
+    double n = (double)size * CT_BUDGET_NS / w;
+    return n < CT_MIN_ITERATIONS ? CT_MIN_ITERATIONS : (size_t)n;
+}
+
+/* The work: a dependent multiply-add chain that no compiler shortens, seeded
+ * from the block so that it cannot be hoisted out of the loop. */
+static uint64_t work(uint64_t x, uint64_t loops) {
+    for (uint64_t i = 0; i < loops; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return x;
+}
+
+static double loops_per_ns; /* calibrated once per process, before any thread starts */
+
+static double calibrate(void) {
+    double best = 0;
+    uint64_t sink = 0;
+    for (int r = 0; r < 5; r++) {
+        const uint64_t loops = 1u << 18;
+        uint64_t t0 = am_now_ns();
+        sink += work(t0, loops);
+        uint64_t dt = am_now_ns() - t0;
+        double rate = dt ? (double)loops / (double)dt : 0;
+        if (rate > best) best = rate; /* the fastest run: the least disturbed */
+    }
+    am_escape(&sink);
+    return best > 0 ? best : 1;
+}
+
+static double calibrated_loops_per_ns(void) {
+    if (loops_per_ns == 0) loops_per_ns = calibrate();
+    return loops_per_ns;
+}
+
+typedef struct ct_thread {
+    am_heap *shared;         /* NULL: the thread makes its own heap */
+    const am_options *options;
+    am_owner *owner;         /* where the counting wrapper files this thread's blocks */
+    unsigned id;
+    size_t iterations;
+    uint64_t loops;
+    uint64_t first;          /* the first value written */
+    uint64_t sum;
+    int status;
+} ct_thread;
+
+static uint64_t first_value(uint64_t seed, unsigned id) {
+    return seed * 1000003u + ((uint64_t)id << 40);
+}
+
+static void run_thread(void *arg) {
+    ct_thread *t = arg;
+    char name[32];
+    snprintf(name, sizeof name, "thread-%u", t->id);
+    am_owner_enter(am_owner_child(t->owner, name));
+    am_heap *h = t->shared ? t->shared : am_create(t->options);
+    if (!h) { t->status = AM_ERR_OOM; return; }
+    uint64_t sum = 0;
+    for (size_t i = 0; i < t->iterations; i++) {
+        uint64_t *b = am_alloc(h, CT_BLOCK);
+        if (AM_UNLIKELY(!b)) { t->status = AM_ERR_OOM; break; }
+        b[0] = t->first + i;
+        if (t->loops) b[1] = work(b[0], t->loops); /* kept: the block escapes */
+        am_escape(b);
+        sum += b[0];
+        am_free(h, b, CT_BLOCK);
+    }
+    if (!t->shared) am_destroy(h);
+    t->sum = sum;
+}
+
+#define CT_MAX_THREADS 256
+
+static uint64_t run(am_heap *h, am_cell *c, int *status) {
+    unsigned n = c->threads ? c->threads : 1;
+#if !AM_THREAD_SAFE && AM_S(_HEAPS_SHARE_STATE)
+    if (n > 1) {
+        c->reason = "heaps share unlocked state: not safe from several threads";
+        *status = AM_ERR_NA;
+        return 0;
+    }
+#endif
+    if (n > CT_MAX_THREADS) { *status = AM_ERR_FAILED; return 0; }
+    double per_ns = calibrated_loops_per_ns();
+    am_cell_metric(c, "work_loop_per_ns", per_ns);
+    am_cell_metric(c, "shared_heap", AM_THREAD_SAFE ? 1 : 0);
+    size_t iters = iterations(c->size, c->param);
+    am_cell_metric(c, "iterations_per_thread", (double)iters);
+    ct_thread *t = calloc(n, sizeof *t);
+    am_thread **th = calloc(n, sizeof *th);
+    if (!t || !th) { free(t); free(th); *status = AM_ERR_OOM; return 0; }
+    for (unsigned i = 0; i < n; i++) {
+        t[i].shared = AM_THREAD_SAFE ? h : NULL;
+        t[i].options = &c->options;
+        t[i].owner = am_owner_current();
+        t[i].id = i;
+        t[i].iterations = iters;
+        t[i].loops = (uint64_t)(c->param * per_ns + 0.5);
+        t[i].first = first_value(c->seed, i);
+        th[i] = am_thread_start(run_thread, &t[i]);
+    }
+    uint64_t sum = 0;
+    *status = AM_OK;
+    for (unsigned i = 0; i < n; i++) {
+        if (!th[i]) { *status = AM_ERR_FAILED; continue; }
+        am_thread_join(th[i]);
+        if (t[i].status != AM_OK) *status = t[i].status;
+        sum += t[i].sum;
+    }
+    free(t);
+    free(th);
+    return sum;
+}
+
+static uint64_t reference(am_cell *c) {
+    unsigned n = c->threads ? c->threads : 1;
+    uint64_t k = iterations(c->size, c->param);
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < n; i++) sum += k * first_value(c->seed, i) + k * (k - 1) / 2;
+    return sum;
+}
+
+static const size_t sizes[] = {200000, 0};
+static const size_t log_sizes[] = {20000, 200000, 0};
+static const double params[] = {0, 100, 500, 1000, 10000, 100000, -1};
+
+static unsigned reps(size_t size) { (void)size; return 1; }
+static double ops(size_t size) { return (double)size; }
+static double cell_ops(const am_cell *c) {
+    return (double)(c->threads ? c->threads : 1) * (double)iterations(c->size, c->param);
+}
+
+const am_workload am_workload_contention = {
+    "contention",
+    "T threads: allocate 345 bytes, write, W ns of work (param), free; one shared heap if thread-safe, "
+    "else one per thread (seed 002)",
+    sizes, log_sizes, reps, ops, run, reference, 1};
+
+const am_sweep am_sweep_contention = {"contention", params, 1, cell_ops};
