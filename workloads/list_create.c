@@ -1,0 +1,44 @@
+/* list_create.c: a list of len ints built by push_back, then destroyed front
+ * to back. Nothing but node allocations and frees in list order: the cost of
+ * one small allocate + free pair, with the list's links around it.
+ * ops(len) = len: nodes allocated and freed. */
+#include "workload.h"
+
+#define AM_LIST_NAME lc_list
+#define AM_LIST_T int
+#include "../containers/list.h" /* not workloads/list.h, which a plain "list.h" finds first */
+
+static uint64_t run(am_heap *h, am_cell *c, int *status) {
+    int base = (int)(c->seed & 0xffff);
+    lc_list l;
+    lc_list_init(&l, h);
+    for (size_t i = 0; i < c->size; i++) {
+        if (lc_list_push_back(&l, base + (int)i)) {
+            lc_list_destroy(&l);
+            *status = AM_ERR_OOM;
+            return 0;
+        }
+    }
+    am_escape(&l);
+    uint64_t sum = lc_list_size(&l);
+    if (l.head) sum += (uint64_t)l.head->value + (uint64_t)l.tail->value;
+    lc_list_destroy(&l);
+    *status = AM_OK;
+    return sum;
+}
+
+static uint64_t reference(am_cell *c) {
+    uint64_t base = c->seed & 0xffff, n = c->size;
+    return n ? n + base + base + n - 1 : 0;
+}
+
+/* no seed 004 count: 1,000 repetitions capped by size, as its list tests */
+static unsigned reps(size_t size) {
+    size_t r = 50000 / (size + 10) + 1;
+    return (unsigned)(r < 1000 ? r : 1000);
+}
+static double ops(size_t size) { return (double)size; }
+
+const am_workload am_workload_list_create = {
+    "list_create", "list<int> of len values built by push_back, then destroyed",
+    am_sizes_linear, am_sizes_log, reps, ops, run, reference, 0};

@@ -1,0 +1,54 @@
+/* list_dupe.c: a list of len ints, deep-copied into a second list on the same
+ * heap, the copy walked, both destroyed. The copy's nodes are allocated while
+ * the original's are live, so where they land shows in the walk.
+ * ops(len) = len: elements copied (each also built, walked and freed). */
+#include "workload.h"
+
+#define AM_LIST_NAME ld_list
+#define AM_LIST_T int
+#include "../containers/list.h" /* not workloads/list.h, which a plain "list.h" finds first */
+
+AM_INLINE int ld_value(uint64_t seed, size_t i) { return (int)((seed * 2654435761u + i * 40503u) & 0x7fffffff); }
+
+/* FNV-1a in list order: a copy out of order changes it */
+AM_INLINE uint64_t ld_hash(uint64_t h, int x) { return (h ^ (uint32_t)x) * 0x100000001B3ull; }
+#define LD_HASH0 0xCBF29CE484222325ull
+
+static uint64_t run(am_heap *h, am_cell *c, int *status) {
+    ld_list src, dup;
+    ld_list_init(&src, h);
+    for (size_t i = 0; i < c->size; i++) {
+        if (ld_list_push_back(&src, ld_value(c->seed, i))) goto oom;
+    }
+    if (ld_list_copy(&dup, &src, h)) goto oom; /* leaves dup empty */
+    am_escape(&src);
+    am_escape(&dup);
+    uint64_t hash = LD_HASH0;
+    for (const ld_list_node *n = ld_list_first(&dup); n; n = ld_list_next(n)) hash = ld_hash(hash, n->value);
+    hash += ld_list_size(&dup);
+    ld_list_destroy(&dup);
+    ld_list_destroy(&src);
+    *status = AM_OK;
+    return hash;
+oom:
+    ld_list_destroy(&src);
+    *status = AM_ERR_OOM;
+    return 0;
+}
+
+static uint64_t reference(am_cell *c) {
+    uint64_t hash = LD_HASH0;
+    for (size_t i = 0; i < c->size; i++) hash = ld_hash(hash, ld_value(c->seed, i));
+    return hash + c->size;
+}
+
+/* no seed 004 count: 1,000 repetitions capped by size, as its list tests */
+static unsigned reps(size_t size) {
+    size_t r = 25000 / (size + 10) + 1;
+    return (unsigned)(r < 1000 ? r : 1000);
+}
+static double ops(size_t size) { return (double)size; }
+
+const am_workload am_workload_list_dupe = {
+    "list_dupe", "list<int> of len values deep-copied on the same heap, the copy walked, both destroyed",
+    am_sizes_linear, am_sizes_log, reps, ops, run, reference, 0};

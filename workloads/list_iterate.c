@@ -1,0 +1,71 @@
+/* list_iterate.c: a list of len ints built once, each push_back followed by
+ * one node of a second, larger list (as other data a program allocates in
+ * between); the second list is freed, then the first is summed over 20 passes.
+ * A strategy that keeps sizes apart (pools, size classes) packs the int nodes
+ * together; one that carves every size from one stream (a bump pointer,
+ * glibc's top chunk) spreads them out. The passes are where that shows.
+ * ops(len) = len * 20: nodes visited. */
+#include "workload.h"
+
+#define LI_PASSES 20
+
+#define AM_LIST_NAME li_list
+#define AM_LIST_T int
+#include "../containers/list.h" /* not workloads/list.h, which a plain "list.h" finds first */
+
+typedef struct li_other {
+    int v;
+    char payload[36]; /* 40 bytes: a node of 56, another size class than 24 */
+} li_other;
+
+#define AM_LIST_NAME li_olist
+#define AM_LIST_T li_other
+#include "../containers/list.h" /* not workloads/list.h, which a plain "list.h" finds first */
+
+AM_INLINE int li_value(uint64_t seed, size_t i) { return (int)((seed + i * 7u) & 0xffff); }
+
+static uint64_t run(am_heap *h, am_cell *c, int *status) {
+    li_list l;
+    li_olist other;
+    li_list_init(&l, h);
+    li_olist_init(&other, h);
+    li_other o;
+    memset(&o, 0, sizeof o);
+    for (size_t i = 0; i < c->size; i++) {
+        o.v = (int)i;
+        if (li_list_push_back(&l, li_value(c->seed, i)) || li_olist_push_back(&other, o)) {
+            li_olist_destroy(&other);
+            li_list_destroy(&l);
+            *status = AM_ERR_OOM;
+            return 0;
+        }
+    }
+    am_escape(&other);
+    li_olist_destroy(&other);
+    am_escape(&l);
+    uint64_t sum = 0;
+    for (int pass = 0; pass < LI_PASSES; pass++) {
+        AM_CLOBBER(); /* each pass reads the nodes again */
+        for (const li_list_node *n = li_list_first(&l); n; n = li_list_next(n)) sum += (uint64_t)n->value;
+    }
+    li_list_destroy(&l);
+    *status = AM_OK;
+    return sum;
+}
+
+static uint64_t reference(am_cell *c) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < c->size; i++) sum += (uint64_t)li_value(c->seed, i);
+    return sum * LI_PASSES;
+}
+
+/* no seed 004 count: 1,000 repetitions capped by size, as its list tests */
+static unsigned reps(size_t size) {
+    size_t r = 10000 / (size + 10) + 1;
+    return (unsigned)(r < 1000 ? r : 1000);
+}
+static double ops(size_t size) { return (double)size * LI_PASSES; }
+
+const am_workload am_workload_list_iterate = {
+    "list_iterate", "list<int> of len values built interleaved with a list of 40-byte records, then summed over 20 passes",
+    am_sizes_linear, am_sizes_log, reps, ops, run, reference, 0};

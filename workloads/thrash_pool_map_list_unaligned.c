@@ -1,0 +1,113 @@
+/* thrash_pool_map_list_unaligned.c: seed 004's fifth test. A map<int,
+ * list<{int; char}>>: len times, a random key in [0, len/10] gets the next
+ * record appended to its list. Two node sizes (tree and list) interleave, and
+ * a pool per size is what Boost's pool_allocator was slowest at in the seed.
+ * ops(len) = len: records appended. */
+#include <stdlib.h>
+#include "workload.h"
+
+/* The seed's "unaligned" element: 5 bytes of data, 8 as C lays it out (the
+ * int's 4-byte alignment pads the char). A list node is 2 pointers + 8 bytes. */
+typedef struct tpm_rec {
+    int n;
+    char c;
+} tpm_rec;
+
+#define AM_LIST_NAME tpm_list
+#define AM_LIST_T tpm_rec
+#include "../containers/list.h" /* not workloads/list.h, which a plain "list.h" finds first */
+
+#define AM_MAP_NAME tpm_map
+#define AM_MAP_K int
+#define AM_MAP_V tpm_list
+#define AM_MAP_VALUE_INIT(vp, heap) tpm_list_init(vp, heap)
+#define AM_MAP_VALUE_DESTROY(vp) tpm_list_destroy(vp)
+#include "map.h"
+
+AM_INLINE uint64_t tpm_hash(uint64_t h, uint32_t x) { return (h ^ x) * 0x100000001B3ull; }
+#define TPM_HASH0 0xCBF29CE484222325ull
+
+static uint64_t run(am_heap *h, am_cell *c, int *status) {
+    uint64_t rng = c->seed;
+    size_t len = c->size;
+    uint64_t keys = len / 10 + 1; /* the seed's rand() % (len/10), without the % 0 at len < 10 */
+    tpm_map m;
+    tpm_map_init(&m, h);
+    for (size_t i = 0; i < len; i++) {
+        int k = (int)am_rand_below(&rng, keys);
+        tpm_list *l = tpm_map_find_or_insert(&m, k, NULL);
+        tpm_rec r;
+        r.n = (int)i;
+        r.c = (char)i;
+        if (!l || tpm_list_push_back(l, r)) {
+            tpm_map_destroy(&m);
+            *status = AM_ERR_OOM;
+            return 0;
+        }
+    }
+    am_escape(&m);
+    /* keys in order, each list in insertion order */
+    uint64_t hash = TPM_HASH0;
+    for (const tpm_map_node *e = tpm_map_first(&m); e; e = tpm_map_next(e)) {
+        hash = tpm_hash(hash, (uint32_t)e->key);
+        for (const tpm_list_node *n = tpm_list_first(&e->value); n; n = tpm_list_next(n)) {
+            hash = tpm_hash(hash, (uint32_t)n->value.n);
+            hash = tpm_hash(hash, (unsigned char)n->value.c);
+        }
+    }
+    hash += tpm_map_size(&m);
+    tpm_map_destroy(&m);
+    *status = AM_OK;
+    return hash;
+}
+
+/* the same grouping by a counting sort on plain arrays: a bucket per key,
+ * records in the order they were drawn */
+static uint64_t reference(am_cell *c) {
+    uint64_t rng = c->seed;
+    size_t len = c->size;
+    size_t keys = len / 10 + 1;
+    size_t *key_of = malloc((len ? len : 1) * sizeof *key_of);
+    size_t *start = calloc(keys + 1, sizeof *start);
+    size_t *order = malloc((len ? len : 1) * sizeof *order);
+    uint64_t hash = 0;
+    if (!key_of || !start || !order) goto out;
+    for (size_t i = 0; i < len; i++) {
+        key_of[i] = (size_t)am_rand_below(&rng, keys);
+        start[key_of[i] + 1]++;
+    }
+    size_t used = 0;
+    for (size_t k = 0; k < keys; k++) {
+        used += start[k + 1] != 0;
+        start[k + 1] += start[k];
+    }
+    for (size_t i = 0; i < len; i++) order[start[key_of[i]]++] = i; /* start[k] ends at bucket k's end */
+    hash = TPM_HASH0;
+    size_t at = 0;
+    for (size_t k = 0; k < keys; k++) {
+        if (at == start[k]) continue;
+        hash = tpm_hash(hash, (uint32_t)k);
+        for (; at < start[k]; at++) {
+            hash = tpm_hash(hash, (uint32_t)order[at]);
+            hash = tpm_hash(hash, (unsigned char)(char)order[at]);
+        }
+    }
+    hash += used;
+out:
+    free(key_of);
+    free(start);
+    free(order);
+    return hash;
+}
+
+/* seed 004 ran 1,000 repetitions; capped by size (see thrash_pool_sort_list_int.c) */
+static unsigned reps(size_t size) {
+    size_t r = 20000 / (size + 10) + 1;
+    return (unsigned)(r < 1000 ? r : 1000);
+}
+static double ops(size_t size) { return (double)size; }
+
+const am_workload am_workload_thrash_pool_map_list_unaligned = {
+    "thrash_pool_map_list_unaligned",
+    "map<int, list<{int; char}>>: len records appended to the lists of random keys in [0, len/10] (seed 004)",
+    am_sizes_linear, am_sizes_log, reps, ops, run, reference, 0};
