@@ -6,7 +6,7 @@
 
 #define AM_LIST_NAME lc_list
 #define AM_LIST_T int
-#include "../containers/list.h" /* not workloads/list.h, which a plain "list.h" finds first */
+#include "list.h"
 
 static uint64_t run(am_heap *h, am_cell *c, int *status) {
     int base = (int)(c->seed & 0xffff);

@@ -6,7 +6,7 @@
 
 #define AM_LIST_NAME ld_list
 #define AM_LIST_T int
-#include "../containers/list.h" /* not workloads/list.h, which a plain "list.h" finds first */
+#include "list.h"
 
 AM_INLINE int ld_value(uint64_t seed, size_t i) { return (int)((seed * 2654435761u + i * 40503u) & 0x7fffffff); }
 

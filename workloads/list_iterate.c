@@ -11,7 +11,7 @@
 
 #define AM_LIST_NAME li_list
 #define AM_LIST_T int
-#include "../containers/list.h" /* not workloads/list.h, which a plain "list.h" finds first */
+#include "list.h"
 
 typedef struct li_other {
     int v;
@@ -20,7 +20,7 @@ typedef struct li_other {
 
 #define AM_LIST_NAME li_olist
 #define AM_LIST_T li_other
-#include "../containers/list.h" /* not workloads/list.h, which a plain "list.h" finds first */
+#include "list.h"
 
 AM_INLINE int li_value(uint64_t seed, size_t i) { return (int)((seed + i * 7u) & 0xffff); }
 

@@ -1,17 +1,17 @@
-/* registry.c: the table of workloads built from list.h, and the shared sweeps. */
+/* registry.c: the table of workloads built from workloads.def, and the shared sweeps. */
 #include "workload.h"
 #include <string.h>
 
 #define AM_WORKLOAD(name) extern const am_workload am_workload_##name;
 #define AM_SWEEP(name) extern const am_sweep am_sweep_##name;
-#include "list.h"
+#include "workloads.def"
 #undef AM_WORKLOAD
 #undef AM_SWEEP
 
 #define AM_WORKLOAD(name) &am_workload_##name,
 #define AM_SWEEP(name)
 const am_workload *const am_workloads[] = {
-#include "list.h"
+#include "workloads.def"
     NULL};
 #undef AM_WORKLOAD
 #undef AM_SWEEP
@@ -19,7 +19,7 @@ const am_workload *const am_workloads[] = {
 #define AM_WORKLOAD(name)
 #define AM_SWEEP(name) &am_sweep_##name,
 static const am_sweep *const am_sweeps[] = {
-#include "list.h"
+#include "workloads.def"
     NULL};
 #undef AM_WORKLOAD
 #undef AM_SWEEP

@@ -15,7 +15,7 @@ typedef struct tpm_rec {
 
 #define AM_LIST_NAME tpm_list
 #define AM_LIST_T tpm_rec
-#include "../containers/list.h" /* not workloads/list.h, which a plain "list.h" finds first */
+#include "list.h"
 
 #define AM_MAP_NAME tpm_map
 #define AM_MAP_K int

@@ -9,7 +9,7 @@
 #define AM_LIST_NAME tpsl_list
 #define AM_LIST_T int
 #define AM_LIST_LESS(a, b) ((a) < (b))
-#include "../containers/list.h" /* not workloads/list.h, which a plain "list.h" finds first */
+#include "list.h"
 
 AM_INLINE int tpsl_value(uint64_t *rng) { return (int)(am_rand(rng) & 0x7fffffff); } /* rand()'s range */
 

@@ -5,7 +5,7 @@
  * broken strategy fails loudly instead of running fast.
  *
  * Adding a workload: one file in this folder defining `am_workload_<name>`, and
- * one line in workloads/list.h. */
+ * one line in workloads/workloads.def. */
 #ifndef AM_WORKLOAD_H
 #define AM_WORKLOAD_H
 
@@ -49,7 +49,7 @@ typedef struct am_workload {
 } am_workload;
 
 /* Optional: a workload whose cells also vary in threads or param declares
- * `AM_SWEEP(name)` in list.h after its AM_WORKLOAD(name) line and defines
+ * `AM_SWEEP(name)` in workloads.def after its AM_WORKLOAD(name) line and defines
  * am_sweep_<name>. The runner then runs one cell per (size, threads, param). */
 typedef struct am_sweep {
     const char *workload;
@@ -61,7 +61,7 @@ typedef struct am_sweep {
 
 const am_sweep *am_sweep_find(const char *workload); /* NULL: no sweep */
 
-/* the registry, from workloads/list.h */
+/* the registry, from workloads/workloads.def */
 extern const am_workload *const am_workloads[];
 const am_workload *am_workload_find(const char *name);
 

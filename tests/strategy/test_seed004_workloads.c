@@ -50,7 +50,7 @@ static void test_registered(void) {
         const am_workload *w = am_workload_find(names[i]);
         CHECK_MSG(w != NULL, "%s is not registered", names[i]);
         int at = index_of(names[i]);
-        CHECK_MSG(at > last, "%s is out of list.h's order", names[i]);
+        CHECK_MSG(at > last, "%s is out of workloads.def's order", names[i]);
         last = at;
         CHECK(w->sizes == am_sizes_linear && w->log_sizes == am_sizes_log);
         CHECK(!w->threaded && w->run && w->reference && w->summary && *w->summary);
