@@ -15,24 +15,40 @@ system_heap *system_create(const am_options *o) {
 
 void system_destroy(system_heap *h) { free(h); }
 
+/* The system heap is thread safe, so its limit count is atomic: take n bytes
+ * of the limit (0 when they do not fit) or give them back. */
+static int take_bytes(system_heap *h, size_t n) {
+    size_t live = atomic_load_explicit(&h->live, memory_order_relaxed);
+    do {
+        if (n > h->limit - live) return 0;
+    } while (!atomic_compare_exchange_weak_explicit(&h->live, &live, live + n, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    size_t peak = atomic_load_explicit(&h->live_peak, memory_order_relaxed);
+    while (live + n > peak &&
+           !atomic_compare_exchange_weak_explicit(&h->live_peak, &peak, live + n, memory_order_relaxed,
+                                                  memory_order_relaxed)) {}
+    return 1;
+}
+
+static void give_bytes(system_heap *h, size_t n) {
+    atomic_fetch_sub_explicit(&h->live, n, memory_order_relaxed);
+}
+
 void *system_alloc_limited(system_heap *h, size_t n) {
-    if (n > h->limit - h->live) return NULL;
+    if (!take_bytes(h, n)) return NULL;
     void *p = malloc(n);
-    if (p) {
-        h->live += n;
-        if (h->live > h->live_peak) h->live_peak = h->live;
-    }
+    if (!p) give_bytes(h, n);
     return p;
 }
 
 void system_free_limited(system_heap *h, void *p, size_t n) {
     if (!p) return;
-    h->live -= n;
+    give_bytes(h, n);
     free(p);
 }
 
 void *system_alloc_aligned(system_heap *h, size_t n, size_t align) {
-    if (h->limit && n > h->limit - h->live) return NULL;
+    if (h->limit && !take_bytes(h, n)) return NULL;
     /* aligned_alloc wants a size that is a multiple of the alignment */
 #if defined(_WIN32)
     void *p = _aligned_malloc(n, align);
@@ -50,13 +66,13 @@ void *system_alloc_aligned(system_heap *h, size_t n, size_t align) {
     /* the rounding is ours, not the caller's: ASan should see n bytes */
     if (p) am_poison((char *)p + n, size - n);
 #endif
-    if (p && h->limit) h->live += n;
+    if (!p && h->limit) give_bytes(h, n);
     return p;
 }
 
 void system_free_aligned(system_heap *h, void *p, size_t n, size_t align) {
     (void)align;
-    if (h->limit && p) h->live -= n;
+    if (h->limit && p) give_bytes(h, n);
 #if defined(_WIN32)
     _aligned_free(p);
 #else
@@ -66,11 +82,11 @@ void system_free_aligned(system_heap *h, void *p, size_t n, size_t align) {
 
 void *system_realloc(system_heap *h, void *p, size_t old_n, size_t new_n) {
     if (!p) return system_alloc(h, new_n);
-    if (h->limit && new_n > old_n && new_n - old_n > h->limit - h->live) return NULL;
+    if (h->limit && new_n > old_n && !take_bytes(h, new_n - old_n)) return NULL;
     void *q = realloc(p, new_n);
-    if (q && h->limit) {
-        h->live = h->live - old_n + new_n;
-        if (h->live > h->live_peak) h->live_peak = h->live;
+    if (h->limit) {
+        if (!q && new_n > old_n) give_bytes(h, new_n - old_n);
+        if (q && new_n < old_n) give_bytes(h, old_n - new_n);
     }
     return q;
 }
@@ -80,6 +96,7 @@ void system_reset(system_heap *h) { (void)h; }
 void system_usage(const system_heap *h, size_t *reserved, size_t *reserved_peak) {
     /* malloc's own reservations are not visible portably: report the limited
      * count where it is kept, else 0 (unknown); peak RSS tells the rest */
-    *reserved = h->limit ? h->live : 0;
-    *reserved_peak = h->limit ? h->live_peak : 0;
+    system_heap *m = (system_heap *)h; /* atomics are read through a non-const pointer */
+    *reserved = h->limit ? atomic_load_explicit(&m->live, memory_order_relaxed) : 0;
+    *reserved_peak = h->limit ? atomic_load_explicit(&m->live_peak, memory_order_relaxed) : 0;
 }

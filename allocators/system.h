@@ -4,6 +4,7 @@
 #ifndef AM_SYSTEM_H
 #define AM_SYSTEM_H
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include "types.h"
 
@@ -15,8 +16,8 @@
 typedef struct system_heap {
     am_counters counters;
     size_t limit; /* 0: no byte limit, and the fast path never looks further */
-    size_t live;  /* bytes live, kept only when limit is set */
-    size_t live_peak;
+    _Atomic size_t live;  /* bytes live, kept only when limit is set */
+    _Atomic size_t live_peak;
 } system_heap;
 
 system_heap *system_create(const am_options *o);
