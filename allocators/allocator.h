@@ -34,6 +34,11 @@
  *   S_THREAD_SAFE      1 if one heap may be used by several threads at once
  *   S_ASAN_POISONS     1 if, under AddressSanitizer, bytes not handed out are
  *                      poisoned (optional; 0 when absent)
+ *   S_HEAPS_SHARE_STATE 1 if heaps are handles onto one process-wide state
+ *                      (Boost's singleton pools): a reset through one purges
+ *                      the blocks of all, the first heap's limit binds all, and
+ *                      without S_THREAD_SAFE no two heaps may be used from two
+ *                      threads at once (optional; 0 when absent)
  *
  * AddressSanitizer sees only malloc's blocks. A strategy that carves blocks out
  * of its own memory (pools, arenas, size classes) makes its bugs visible to
@@ -80,6 +85,11 @@ typedef AM_S(_heap) am_heap;
 #define AM_RESET_FREES_LIVE AM_S(_RESET_FREES_LIVE)
 #define AM_THREAD_SAFE AM_S(_THREAD_SAFE)
 #define AM_ASAN_POISONS AM_S(_ASAN_POISONS)
+#if AM_S(_HEAPS_SHARE_STATE)
+#define AM_HEAPS_SHARE_STATE 1
+#else
+#define AM_HEAPS_SHARE_STATE 0
+#endif
 
 #ifndef AM_ROW_NAME
 #define AM_ROW_NAME AM_STR(AM_STRATEGY)

@@ -23,6 +23,7 @@ static void *budget_take(bp_budget *b, size_t bytes) {
 }
 
 static void budget_give(bp_budget *b, void *p, size_t bytes) {
+    am_unpoison(p, bytes); /* the range may be handed out by malloc again */
     b->reserved -= bytes;
     free(p);
 }
@@ -38,12 +39,33 @@ void bp_pool_init(bp_pool *p, size_t partition, size_t max_bytes, bp_budget *b) 
 }
 
 static char *chunks_of(bp_block *b) { return (char *)b + BP_BLOCK_HDR; }
+static size_t chunks_in(const bp_pool *p, const bp_block *b) { return (b->bytes - BP_BLOCK_HDR) / p->partition; }
 
-static bp_block *block_new(bp_pool *p, size_t chunks) {
-    if (chunks > (SIZE_MAX - BP_BLOCK_HDR) / p->partition) return NULL;
+static bp_block *block_take(bp_pool *p, size_t chunks) {
     size_t bytes = BP_BLOCK_HDR + chunks * p->partition;
     bp_block *b = budget_take(p->budget, bytes);
-    if (b) b->bytes = bytes;
+    if (!b) return NULL;
+    b->bytes = bytes;
+    am_poison(chunks_of(b), chunks * p->partition);
+    return b;
+}
+
+/* A new block of `want` chunks, and never fewer than `least`. Under a limit it
+ * is shrunk to what the limit leaves, so that the limit is used to the last
+ * block and a heap that said NULL keeps saying it; when malloc itself fails,
+ * Boost's one retry at half the size. */
+static bp_block *block_new(bp_pool *p, size_t want, size_t least) {
+    const bp_budget *g = p->budget;
+    if (least > (SIZE_MAX - BP_BLOCK_HDR) / p->partition) return NULL;
+    if (want > (SIZE_MAX - BP_BLOCK_HDR) / p->partition) want = least;
+    if (g->limit) {
+        size_t room = g->limit - g->reserved;
+        size_t fit = room > BP_BLOCK_HDR ? (room - BP_BLOCK_HDR) / p->partition : 0;
+        if (fit < least) return NULL;
+        if (want > fit) want = fit;
+    }
+    bp_block *b = block_take(p, want);
+    if (!b && want / 2 >= least) b = block_take(p, want / 2);
     return b;
 }
 
@@ -54,11 +76,14 @@ static void grow(bp_pool *p) {
         p->next_size = p->next_size << 1 < p->max_size ? p->next_size << 1 : p->max_size;
 }
 
-/* Links n chunks from start in address order, the last to `end`. */
+/* Links n chunks from start in address order, the last to `end`; under ASan
+ * the run is left poisoned: it is free. */
 static void *segregate(char *start, size_t n, size_t partition, void *end) {
     char *c = start;
+    am_unpoison(start, n * partition);
     for (size_t i = 1; i < n; i++, c += partition) BP_NEXT(c) = c + partition;
     BP_NEXT(c) = end;
+    am_poison(start, n * partition);
     return start;
 }
 
@@ -66,51 +91,51 @@ static void *segregate(char *start, size_t n, size_t partition, void *end) {
 static void *find_prev(bp_pool *p, void *ptr) {
     char *it = p->first;
     if (!it || ADDR(it) > ADDR(ptr)) return NULL;
-    while (BP_NEXT(it) && ADDR(BP_NEXT(it)) < ADDR(ptr)) it = BP_NEXT(it);
-    return it;
+    for (;;) {
+        char *next = bp_next(it);
+        if (!next || ADDR(next) >= ADDR(ptr)) return it;
+        it = next;
+    }
 }
 
 static void add_ordered(bp_pool *p, char *start, size_t n) {
     void *prev = find_prev(p, start);
     if (!prev) p->first = segregate(start, n, p->partition, p->first);
-    else BP_NEXT(prev) = segregate(start, n, p->partition, BP_NEXT(prev));
+    else bp_set_next(prev, segregate(start, n, p->partition, bp_next(prev)));
 }
 
 /* n chunks that follow each other in the list and in memory, or NULL: one
  * pass over the list, restarting after each run that breaks (simple_
  * segregated_storage::malloc_n). */
 static void *malloc_n(bp_pool *p, size_t n) {
-    void *start = &p->first; /* a pretend chunk whose link is `first` */
-    for (;;) {
-        char *it = BP_NEXT(start);
-        if (!it) return NULL;
-        size_t k = n;
-        while (--k) {
-            char *next = BP_NEXT(it);
-            if (ADDR(next) != ADDR(it) + p->partition) break;
-            it = next;
+    char *prev = NULL; /* the free chunk before `run`; NULL: run is the head */
+    char *run = p->first;
+    while (run) {
+        char *last = run, *next = bp_next(run);
+        size_t k = 1;
+        while (k < n && ADDR(next) == ADDR(last) + p->partition) {
+            last = next;
+            next = bp_next(last);
+            k++;
         }
-        if (!k) {
-            void *run = BP_NEXT(start);
-            BP_NEXT(start) = BP_NEXT(it);
+        if (k == n) {
+            if (prev) bp_set_next(prev, next);
+            else p->first = next;
             return run;
         }
-        start = it;
+        prev = last;
+        run = next;
     }
+    return NULL;
 }
 
 void *bp_malloc_need_resize(bp_pool *p) {
-    bp_block *b = block_new(p, p->next_size);
-    if (!b && p->next_size > 4) { /* Boost retries once at half the size */
-        p->next_size >>= 1;
-        b = block_new(p, p->next_size);
-    }
+    bp_block *b = block_new(p, p->next_size, 1);
     if (!b) return NULL;
-    size_t n = (b->bytes - BP_BLOCK_HDR) / p->partition;
     grow(p);
     b->next = p->blocks;
     p->blocks = b;
-    p->first = segregate(chunks_of(b), n, p->partition, p->first);
+    p->first = segregate(chunks_of(b), chunks_in(p, b), p->partition, p->first);
     return bp_malloc(p);
 }
 
@@ -118,15 +143,10 @@ void *bp_ordered_malloc(bp_pool *p, size_t n) {
     void *run = malloc_n(p, n);
     if (run) return run;
     /* none: a new block of at least n chunks, the rest of it into the list in order */
-    if (p->next_size < n) p->next_size = n;
-    bp_block *b = block_new(p, p->next_size);
-    if (!b && n < p->next_size) {
-        p->next_size >>= 1;
-        if (p->next_size < n) p->next_size = n;
-        b = block_new(p, p->next_size);
-    }
+    bp_block *b = block_new(p, p->next_size < n ? n : p->next_size, n);
     if (!b) return NULL;
-    size_t have = (b->bytes - BP_BLOCK_HDR) / p->partition;
+    if (p->next_size < n) p->next_size = n;
+    size_t have = chunks_in(p, b);
     if (have > n) add_ordered(p, chunks_of(b) + n * p->partition, have - n);
     grow(p);
     /* Boost keeps an ordered pool's blocks sorted by address too */
@@ -159,18 +179,17 @@ void bp_purge(bp_pool *p) {
 
 size_t bp_free_count(const bp_pool *p) {
     size_t n = 0;
-    for (void *c = p->first; c; c = BP_NEXT(c)) n++;
+    for (void *c = p->first; c; c = bp_next(c)) n++;
     return n;
 }
 
-int bp_set_init(bp_set *s, const am_options *o, size_t bookkeeping) {
+void bp_set_init(bp_set *s, const am_options *o) {
     s->budget.limit = o ? o->limit : 0;
-    s->budget.reserved = s->budget.peak = bookkeeping;
+    s->budget.reserved = s->budget.peak = 0;
     s->bigs = NULL;
     s->pools[0].partition = 0; /* never used: no chunk is 0 bytes */
     for (size_t i = 1; i < BP_CLASSES; i++)
         bp_pool_init(&s->pools[i], i * BP_MIN_PARTITION, o ? o->max_chunk : 0, &s->budget);
-    return !(s->budget.limit && bookkeeping > s->budget.limit);
 }
 
 void bp_set_purge(bp_set *s) {
@@ -192,6 +211,9 @@ void *bp_big_alloc(bp_set *s, size_t n, size_t align) {
     g->next = s->bigs;
     if (s->bigs) s->bigs->prev = g;
     s->bigs = g;
+    /* ASan sees the whole malloc: the alignment slack on either side is not the caller's */
+    am_poison(raw, (size_t)((char *)g - raw));
+    am_poison(user + n, (size_t)(raw + g->bytes - (user + n)));
     return user;
 }
 

@@ -7,11 +7,20 @@
  * Modelled on boost/pool/pool.hpp and simple_segregated_storage.hpp; where it
  * deviates: a block's bookkeeping is a header, not a trailer; next_size starts
  * clamped to the cap; pools are keyed by chunk size (8-byte steps), so sizes
- * that round to the same chunk share a pool; release_memory() is not provided. */
+ * that round to the same chunk share a pool; release_memory() is not provided;
+ * under a byte limit a new block is shrunk to what the limit leaves (Boost
+ * halves it once when malloc fails), and a failed request leaves next_size as
+ * it was (Boost keeps the size it asked for).
+ *
+ * Under AddressSanitizer every chunk not handed out is poisoned, its free-list
+ * link too: the link is unpoisoned only around each read and write. Chunks come
+ * back from bp_malloc / bp_ordered_malloc still poisoned; the caller unpoisons
+ * the bytes it hands out (bp_handout). */
 #ifndef AM_BOOST_POOL_H
 #define AM_BOOST_POOL_H
 
 #include "types.h"
+#include "sanitize.h"
 
 #define BP_START_SIZE 32     /* Boost's default next_size, in chunks */
 #define BP_MIN_PARTITION 8   /* Boost's min_alloc_size, lcm(sizeof(void *), sizeof(size_t)) on LP64 */
@@ -20,8 +29,11 @@
 
 #define BP_NEXT(chunk) (*(void **)(chunk))
 
-/* Bytes taken from the system, shared by the pools of one owner and checked
- * against its limit (0 = none) before each malloc. */
+/* Bytes taken from the system for blocks and big requests, shared by the pools
+ * of one owner and checked against its limit (0 = none) before each malloc.
+ * The owner's descriptors (bp_set, ~7 KB) are not counted: they are the pool
+ * objects themselves (static storage or a member in Boost), as no strategy
+ * counts its heap struct, and a limit of a few hundred bytes still works. */
 typedef struct bp_budget {
     size_t limit, reserved, peak;
 } bp_budget;
@@ -60,9 +72,7 @@ void bp_ordered_free_n(bp_pool *p, void *chunks, size_t n);
 void bp_purge(bp_pool *p);
 size_t bp_free_count(const bp_pool *p); /* for tests: the free list's length */
 
-/* bookkeeping: bytes the owner counts as reserved from the start; 0 when the
- * limit is smaller than that */
-int bp_set_init(bp_set *s, const am_options *o, size_t bookkeeping);
+void bp_set_init(bp_set *s, const am_options *o);
 void bp_set_purge(bp_set *s);
 /* Above BP_MAX_PARTITION, or aligned past AM_MIN_ALIGN: one malloc each, kept
  * on a list so that purge and destroy can return them. */
@@ -84,17 +94,41 @@ AM_INLINE size_t bp_chunks_for(size_t bytes, size_t partition) {
     return bytes ? (bytes + partition - 1) / partition : 1;
 }
 
+/* A free chunk's link, read and written through its poisoning (plain
+ * loads and stores outside ASan builds). */
+AM_INLINE void *bp_next(void *chunk) {
+    am_unpoison(chunk, sizeof(void *));
+    void *next = BP_NEXT(chunk);
+    am_poison(chunk, sizeof(void *));
+    return next;
+}
+
+AM_INLINE void bp_set_next(void *chunk, void *next) {
+    am_unpoison(chunk, sizeof(void *));
+    BP_NEXT(chunk) = next;
+    am_poison(chunk, sizeof(void *));
+}
+
+/* Makes the n bytes handed out from a chunk (or run) addressable. */
+AM_INLINE void *bp_handout(void *c, size_t n) {
+    if (c) am_unpoison(c, n);
+    return c;
+}
+
 /* Boost's pool::malloc(): pop, or a new block when the list is empty. */
 AM_INLINE void *bp_malloc(bp_pool *p) {
     void *c = p->first;
     if (AM_UNLIKELY(c == NULL)) return bp_malloc_need_resize(p);
-    p->first = BP_NEXT(c);
+    p->first = bp_next(c);
     return c;
 }
 
-/* Boost's pool::free(): push, wherever the chunk lies. */
+/* Boost's pool::free(): push, wherever the chunk lies. Under ASan the chunk
+ * becomes unaddressable, so a second free or a use after free is seen. */
 AM_INLINE void bp_free(bp_pool *p, void *c) {
+    am_unpoison(c, sizeof(void *));
     BP_NEXT(c) = p->first;
+    am_poison(c, p->partition);
     p->first = c;
 }
 

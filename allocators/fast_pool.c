@@ -25,9 +25,10 @@ fast_pool_heap *fast_pool_create(const am_options *o) {
     if (!h) return NULL;
     guard_enter();
     if (s->handles == 0) {
-        int ok = bp_set_init(&s->set, o, sizeof *s);
+        int ok = 1;
+        bp_set_init(&s->set, o);
 #if AM_FAST_POOL_MUTEX
-        if (ok) ok = (s->lock = am_mutex_create()) != NULL;
+        ok = (s->lock = am_mutex_create()) != NULL;
 #endif
         if (!ok) { guard_leave(); free(h); return NULL; }
     }
@@ -94,7 +95,7 @@ void *fast_pool_alloc_array(fast_pool_heap *h, size_t count, size_t elem) {
     FAST_POOL_LOCK();
     void *c = count <= 1 ? bp_malloc(p) : bp_ordered_malloc(p, chunks);
     FAST_POOL_UNLOCK();
-    return c;
+    return bp_handout(c, count * elem);
 }
 
 /* deallocate(p, n): free() or free(p, n), both unordered */

@@ -6,14 +6,16 @@
  * with its cost in memory: each new block doubles, so without a limit or
  * max_chunk a long vector-heavy run can reserve hundreds of MB.
  *
- * Heaps are handles onto the one set of pools (Boost's singleton_pool): every
- * heap shares them, so without AM_FAST_POOL_MUTEX even separate heaps must not
- * be used from two threads at once (Boost's null_mutex build). Deviations: the
- * pools are purged when the last handle is destroyed (Boost never frees them),
- * and reset on any handle purges them for all (Boost's purge_memory); the limit
- * and max_chunk of the first handle apply to the shared pools; with the mutex,
- * one lock guards all sizes (Boost has one per singleton). Chunk sizes, the
- * 1024-byte ceiling and over-aligned requests are as in pool.h. */
+ * Heaps are handles onto the one set of pools (Boost's singleton_pool):
+ * fast_pool_HEAPS_SHARE_STATE. Without AM_FAST_POOL_MUTEX even separate heaps
+ * must not be used from two threads at once (Boost's null_mutex build); reset
+ * through any handle purges the pools for all, other handles' live blocks
+ * included (Boost's purge_memory). Deviations: the pools are purged when the
+ * last handle is destroyed (Boost never frees them); the limit and max_chunk of
+ * the first handle bind the shared pools and a later handle's are ignored (the
+ * descriptors are not counted, see bp_budget); with the mutex, one lock guards
+ * all sizes (Boost has one per singleton). Chunk sizes, the 1024-byte ceiling
+ * and over-aligned requests are as in pool.h. */
 #ifndef AM_FAST_POOL_H
 #define AM_FAST_POOL_H
 
@@ -27,7 +29,8 @@
 #define fast_pool_RESET_FREES_LIVE 1
 #define fast_pool_THREAD_SAFE AM_FAST_POOL_MUTEX
 #define fast_pool_HAS_ARRAY 1
-/* not part of the contract: heaps share state, so heap-per-thread is no escape */
+#define fast_pool_ASAN_POISONS 1
+/* heaps share state, so heap-per-thread is no escape (see allocator.h) */
 #define fast_pool_HEAPS_SHARE_STATE 1
 
 typedef struct fast_pool_shared {
@@ -70,7 +73,7 @@ AM_INLINE void *fast_pool_alloc(fast_pool_heap *h, size_t n) {
     FAST_POOL_LOCK();
     void *c = bp_malloc(p);
     FAST_POOL_UNLOCK();
-    return c;
+    return bp_handout(c, n);
 }
 
 AM_INLINE void fast_pool_free(fast_pool_heap *h, void *c, size_t n) {

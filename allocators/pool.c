@@ -7,7 +7,7 @@
 pool_heap *pool_create(const am_options *o) {
     pool_heap *h = calloc(1, sizeof *h);
     if (!h) return NULL;
-    if (!bp_set_init(&h->set, o, sizeof *h)) { free(h); return NULL; }
+    bp_set_init(&h->set, o);
     return h;
 }
 
@@ -40,7 +40,8 @@ void *pool_alloc_array(pool_heap *h, size_t count, size_t elem) {
     if (elem && count > SIZE_MAX / elem) return NULL;
     size_t part = BP_ARRAY_PARTITION(elem ? elem : 1);
     if (elem > BP_MAX_PARTITION) return bp_big_alloc(&h->set, count * elem, AM_MIN_ALIGN);
-    return bp_ordered_malloc(bp_set_pool(&h->set, part), bp_chunks_for(count * elem, part));
+    return bp_handout(bp_ordered_malloc(bp_set_pool(&h->set, part), bp_chunks_for(count * elem, part)),
+                      count * elem);
 }
 
 void pool_free_array(pool_heap *h, void *p, size_t count, size_t elem) {

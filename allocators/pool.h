@@ -9,8 +9,8 @@
  * (Boost uses sizeof(T)); chunks above BP_MAX_PARTITION bytes (1024), and
  * alignments above AM_MIN_ALIGN, are one malloc each, counted in the reserved
  * bytes and returned by reset; am_options.max_chunk caps a block's bytes (Boost's
- * max_size, in bytes rather than chunks); am_options.limit counts everything
- * reserved, including the heap's own ~7 KB of pool descriptors. */
+ * max_size, in bytes rather than chunks); am_options.limit counts the blocks and
+ * the big mallocs, not the heap's own ~7 KB of pool descriptors (see bp_budget). */
 #ifndef AM_POOL_H
 #define AM_POOL_H
 
@@ -20,6 +20,7 @@
 #define pool_RESET_FREES_LIVE 1
 #define pool_THREAD_SAFE 0
 #define pool_HAS_ARRAY 1
+#define pool_ASAN_POISONS 1
 
 typedef struct pool_heap {
     am_counters counters;
@@ -44,9 +45,9 @@ AM_INLINE void *pool_alloc(pool_heap *h, size_t n) {
     if (AM_UNLIKELY(n > BP_MAX_PARTITION)) return bp_big_alloc(&h->set, n, AM_MIN_ALIGN);
     bp_pool *p = bp_set_pool(&h->set, part);
     void *c = p->first;
-    if (AM_UNLIKELY(c == NULL)) return bp_ordered_malloc(p, 1);
-    p->first = BP_NEXT(c);
-    return c;
+    if (AM_UNLIKELY(c == NULL)) return bp_handout(bp_ordered_malloc(p, 1), n);
+    p->first = bp_next(c);
+    return bp_handout(c, n);
 }
 
 AM_INLINE void pool_free(pool_heap *h, void *p, size_t n) {

@@ -81,6 +81,15 @@ static void bug_realloc_overflow(am_heap *h) {
     am_free(h, p, 40);
 }
 
+/* an array grown as a vector grows, then written one byte past its end */
+static void bug_array_overflow(am_heap *h) {
+    int *a = am_alloc_array(h, 10, sizeof(int));
+    memset(a, 1, 10 * sizeof(int));
+    a = am_realloc_array(h, a, 10, 25, sizeof(int));
+    ((volatile unsigned char *)a)[25 * sizeof(int)] = 2;
+    am_free_array(h, a, 25, sizeof(int));
+}
+
 static void bug_array_as_bytes(am_heap *h) {
     void *p = am_alloc_array(h, 10, 8);
     am_free_aligned(h, p, 80, 256); /* freed by the wrong call */
@@ -175,6 +184,7 @@ static void test_wrong_size_free(void) {
            "ASan cannot see the size passed to a sized free; DEBUG=1 checks it");
 }
 static void test_realloc_overflow(void) { expect(bug_realloc_overflow, "buffer overflow", asan_overflow, NULL); }
+static void test_array_overflow(void) { expect(bug_array_overflow, "buffer overflow", asan_overflow, NULL); }
 static void test_array_freed_as_bytes(void) {
     expect(bug_array_as_bytes, "mismatch", NULL, "ASan cannot see which call freed a block; DEBUG=1 checks it");
 }
@@ -281,6 +291,7 @@ int main(int argc, char **argv) {
         {"double_free", test_double_free},
         {"wrong_size_free", test_wrong_size_free},
         {"realloc_overflow", test_realloc_overflow},
+        {"array_overflow", test_array_overflow},
         {"array_freed_as_bytes", test_array_freed_as_bytes},
         {"foreign_pointer", test_foreign_pointer},
         {"debug_keeps_alignment", test_debug_keeps_alignment},
