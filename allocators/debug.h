@@ -102,8 +102,10 @@ AM_INLINE void am_dbg_close(void *p, size_t n) {
     am_dbg_header(p)->magic = AM_DEBUG_FREED;
 }
 
-/* a size that cannot be enlarged is out of memory, as in release builds */
-#define AM_DBG_TOO_BIG(n, extra) ((n) > SIZE_MAX - (extra))
+/* a size that cannot be enlarged is out of memory, as in release builds; no
+ * object exceeds PTRDIFF_MAX, and saying so keeps gcc's -Warray-bounds from
+ * seeing a fill of SIZE_MAX / 2 bytes on the path where the strategy succeeds */
+#define AM_DBG_TOO_BIG(n, extra) ((n) > (size_t)PTRDIFF_MAX - (extra))
 
 AM_INLINE am_heap *am_create(const am_options *o) {
     /* a fixed-size pool must fit blocks of that size with their header */
@@ -164,7 +166,7 @@ AM_INLINE void *am_realloc(am_heap *h, void *p, size_t old_n, size_t new_n) {
 #if AM_S(_HAS_ARRAY)
 AM_INLINE void *am_alloc_array(am_heap *h, size_t count, size_t elem) {
     size_t extra = am_dbg_extra_elems(elem);
-    if (elem && count > SIZE_MAX / elem - extra) return NULL;
+    if (elem && count > (size_t)PTRDIFF_MAX / elem - extra) return NULL;
     void *b = AM_S(_alloc_array)(h, count + extra, elem);
     if (!b) return NULL;
     am_count_alloc(h, count * elem);
@@ -179,7 +181,7 @@ AM_INLINE void am_free_array(am_heap *h, void *p, size_t count, size_t elem) {
 }
 AM_INLINE void *am_realloc_array(am_heap *h, void *p, size_t old_count, size_t new_count, size_t elem) {
     size_t extra = am_dbg_extra_elems(elem);
-    if (elem && new_count > SIZE_MAX / elem - extra) return NULL;
+    if (elem && new_count > (size_t)PTRDIFF_MAX / elem - extra) return NULL;
     void *b = p ? am_dbg_check(p, old_count * elem, elem, AM_DEBUG_HEAD, "realloc") : NULL;
     void *q = AM_S(_realloc_array)(h, b, p ? old_count + extra : 0, new_count + extra, elem);
     if (!q) return NULL;
