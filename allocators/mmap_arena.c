@@ -1,7 +1,10 @@
 /* mmap_arena.c: the mmap arena's slow paths: mapping chunks (anonymous, or a
  * fresh file each with -DAM_MMAP_FILE=1), growth under the byte limit, reset
  * (which keeps every mapping and rewinds), and the region list and eviction
- * for memory-pressure workloads. The fast paths are monotonic's, in bump.h. */
+ * for memory-pressure workloads. The fast paths are monotonic's, in bump.h.
+ * Under ASan a chunk is poisoned whole when mapped and its used part on reset
+ * (see bump.h), and unpoisoned before it is unmapped: the addresses may be
+ * mapped again by anyone. */
 #include "mmap_arena.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 struct mmap_arena_chunk {
     mmap_arena_chunk *next; /* the next chunk in the order they are used */
     am_file_map map; /* base and size; handle is the file (mmap_file only) */
+    size_t usable;   /* map.size, or less when a limit below a page trims the one chunk */
     size_t used;     /* bytes handed out, recorded when the chunk is left */
     char *path;      /* a file still to remove on release (where it could not be unlinked early) */
 };
@@ -33,7 +37,9 @@ static char *file_name(mmap_arena_heap *h) {
 }
 #endif
 
-static mmap_arena_chunk *map_chunk(mmap_arena_heap *h, size_t bytes) {
+/* A mapping of bytes (whole pages) of which usable count against the limit
+ * and are handed out. */
+static mmap_arena_chunk *map_chunk(mmap_arena_heap *h, size_t bytes, size_t usable) {
     mmap_arena_chunk *c = calloc(1, sizeof *c);
     if (!c) return NULL;
 #if AM_MMAP_FILE
@@ -55,12 +61,15 @@ static mmap_arena_chunk *map_chunk(mmap_arena_heap *h, size_t bytes) {
     if (!c->map.base) { free(c); return NULL; }
     c->map.size = bytes;
 #endif
-    count_reserved(h, bytes);
+    c->usable = usable;
+    am_poison(c->map.base, usable);
+    count_reserved(h, usable);
     return c;
 }
 
 static void unmap_chunk(mmap_arena_heap *h, mmap_arena_chunk *c) {
-    h->reserved -= c->map.size;
+    h->reserved -= c->usable;
+    am_unpoison(c->map.base, c->map.size);
 #if AM_MMAP_FILE
     am_file_map_close(&c->map);
     if (c->path) remove(c->path);
@@ -75,7 +84,7 @@ static void enter(mmap_arena_heap *h, mmap_arena_chunk *c) {
     if (h->current) h->current->used = (size_t)(h->bump.cur - (char *)h->current->map.base);
     h->current = c;
     h->bump.cur = c->map.base;
-    h->bump.end = (char *)c->map.base + c->map.size;
+    h->bump.end = (char *)c->map.base + c->usable;
 }
 
 static size_t pages(size_t bytes) {
@@ -97,8 +106,17 @@ mmap_arena_heap *mmap_arena_create(const am_options *o) {
 #endif
     size_t first = pages(o && o->initial_bytes ? o->initial_bytes : AM_MMAP_ARENA_DEFAULT_CHUNK);
     if (h->max_chunk && first > h->max_chunk) first = pages(h->max_chunk);
-    if (h->limit && first > h->limit) first = h->limit & ~(am_page_size() - 1);
-    mmap_arena_chunk *c = first ? map_chunk(h, first) : NULL;
+    size_t usable = first;
+    if (h->limit && first > h->limit) {
+        first = h->limit & ~(am_page_size() - 1);
+        usable = first;
+        /* a limit below a page still holds: one page mapped, the limit's bytes of it used */
+        if (first == 0) {
+            first = am_page_size();
+            usable = h->limit & ~(size_t)(AM_MIN_ALIGN - 1);
+        }
+    }
+    mmap_arena_chunk *c = first ? map_chunk(h, first, usable) : NULL;
     if (!c) { free(h->dir); free(h); return NULL; }
     h->first = c;
     enter(h, c);
@@ -127,7 +145,7 @@ void *mmap_arena_alloc_slow(mmap_arena_heap *h, size_t n, size_t align) {
     size_t pad = align > AM_MIN_ALIGN ? align - AM_MIN_ALIGN : 0;
     size_t least = pages(AM_ALIGN_UP(n, AM_MIN_ALIGN) + pad);
     mmap_arena_chunk *spare = h->current->next;
-    if (spare && least && spare->map.size >= least) {
+    if (spare && least && spare->usable >= least) {
         enter(h, spare);
         return align > AM_MIN_ALIGN ? am_bump_alloc_aligned(&h->bump, n, align) : am_bump_alloc(&h->bump, n);
     }
@@ -135,8 +153,11 @@ void *mmap_arena_alloc_slow(mmap_arena_heap *h, size_t n, size_t align) {
     size_t room = h->limit ? h->limit - h->reserved : SIZE_MAX;
     if (size > room) size = room & ~(am_page_size() - 1);
     if (!least || size < least) return NULL;
-    mmap_arena_chunk *c = map_chunk(h, size);
-    if (!c && size > least) c = map_chunk(h, size = least);
+    mmap_arena_chunk *c = map_chunk(h, size, size);
+    if (!c && size > least) {
+        size = least;
+        c = map_chunk(h, size, size);
+    }
     if (!c) return NULL;
     c->next = h->current->next;
     h->current->next = c;
@@ -159,14 +180,22 @@ void mmap_arena_free_aligned(mmap_arena_heap *h, void *p, size_t n, size_t align
 
 void *mmap_arena_move(mmap_arena_heap *h, void *p, size_t old_n, size_t new_n) {
     void *q = mmap_arena_alloc(h, new_n);
-    if (q) memcpy(q, p, old_n < new_n ? old_n : new_n);
+    if (q) {
+        memcpy(q, p, old_n < new_n ? old_n : new_n);
+        am_poison(p, AM_ALIGN_UP(old_n, AM_MIN_ALIGN));
+    }
     return q;
 }
 
 /* Unmapping the later chunks would make every round after a reset pay for
  * fresh pages again (a page fault each); a mapped arena keeps its mappings. */
+static size_t used_of(const mmap_arena_heap *h, const mmap_arena_chunk *c);
+
 void mmap_arena_reset(mmap_arena_heap *h) {
-    for (mmap_arena_chunk *c = h->first; c; c = c->next) c->used = 0;
+    for (mmap_arena_chunk *c = h->first; c; c = c->next) {
+        am_poison(c->map.base, used_of(h, c));
+        c->used = 0;
+    }
     h->current = NULL;
     enter(h, h->first);
 }

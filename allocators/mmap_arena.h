@@ -19,7 +19,10 @@
  * The contents survive eviction: file pages are re-read from the file, and
  * anonymous pages come back from swap (MADV_PAGEOUT; without swap the kernel
  * may keep them resident). A workload written for any strategy can test
- * `#if AM_S(_HAS_REGIONS)`, which is 0 for strategies that lack it. */
+ * `#if AM_S(_HAS_REGIONS)`, which is 0 for strategies that lack it.
+ *
+ * am_options.limit bounds the bytes mapped, in whole pages; a limit below one
+ * page maps one page and hands out (and counts) only the limit's bytes of it. */
 #ifndef AM_MMAP_ARENA_H
 #define AM_MMAP_ARENA_H
 
@@ -33,6 +36,7 @@
 #define mmap_arena_RESET_FREES_LIVE 1
 #define mmap_arena_THREAD_SAFE 0
 #define mmap_arena_HAS_REGIONS 1
+#define mmap_arena_ASAN_POISONS 1
 
 #ifndef AM_MMAP_ARENA_DEFAULT_CHUNK
 #define AM_MMAP_ARENA_DEFAULT_CHUNK ((size_t)64 << 10)

@@ -1,6 +1,8 @@
 /* monotonic.c: the monotonic arena's slow paths: the first buffer, chunk
  * growth under the byte limit, moving a block that cannot resize in place, and
- * reset. The fast paths are in monotonic.h and bump.h. */
+ * reset. The fast paths are in monotonic.h and bump.h. Under ASan every byte
+ * a block is cut from starts poisoned (see bump.h) and is unpoisoned again
+ * before it goes back to malloc or to the caller. */
 #include "monotonic.h"
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,7 @@ static monotonic_chunk *new_chunk(monotonic_heap *h, size_t size) {
     monotonic_chunk *c = malloc(size);
     if (!c) return NULL;
     c->size = size;
+    am_poison((char *)c + HEADER, size - HEADER);
     count_reserved(h, size);
     return c;
 }
@@ -47,6 +50,7 @@ static void use_buffer(monotonic_heap *h, void *p, size_t bytes) {
     bytes &= ~(size_t)(AM_MIN_ALIGN - 1);
     h->first = begin;
     h->first_end = begin + bytes;
+    am_poison(h->first, bytes);
     count_reserved(h, bytes);
     enter(h, h->first, h->first_end);
     /* chunks after a buffer are at least twice its size */
@@ -97,6 +101,7 @@ static void free_chunks(monotonic_heap *h) {
     while (c) {
         monotonic_chunk *prev = c->prev;
         h->reserved -= c->size;
+        am_unpoison(c, c->size);
         free(c);
         c = prev;
     }
@@ -106,7 +111,12 @@ static void free_chunks(monotonic_heap *h) {
 void monotonic_destroy(monotonic_heap *h) {
     if (!h) return;
     free_chunks(h);
-    free(h->first_chunk);
+    if (h->first_chunk) {
+        am_unpoison(h->first_chunk, h->first_chunk->size);
+        free(h->first_chunk);
+    } else {
+        am_unpoison(h->first, (size_t)(h->first_end - h->first)); /* the caller's (or the thread's) again */
+    }
     if (h->local_claim) *h->local_claim = 0;
     free(h);
 }
@@ -145,13 +155,17 @@ void monotonic_free_aligned(monotonic_heap *h, void *p, size_t n, size_t align) 
 
 void *monotonic_move(monotonic_heap *h, void *p, size_t old_n, size_t new_n) {
     void *q = monotonic_alloc(h, new_n);
-    if (q) memcpy(q, p, old_n < new_n ? old_n : new_n);
+    if (q) {
+        memcpy(q, p, old_n < new_n ? old_n : new_n);
+        am_poison(p, AM_ALIGN_UP(old_n, AM_MIN_ALIGN));
+    }
     return q;
 }
 
 void monotonic_reset(monotonic_heap *h) {
     free_chunks(h);
     h->next_size = h->start_size;
+    am_poison(h->first, (size_t)(h->first_end - h->first));
     enter(h, h->first, h->first_end);
 }
 

@@ -23,6 +23,7 @@
 #define monotonic_FREE_REUSES 0
 #define monotonic_RESET_FREES_LIVE 1
 #define monotonic_THREAD_SAFE 0
+#define monotonic_ASAN_POISONS 1
 
 #ifndef AM_MONOTONIC_DEFAULT_CHUNK
 #define AM_MONOTONIC_DEFAULT_CHUNK ((size_t)64 << 10)

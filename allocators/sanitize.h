@@ -23,9 +23,10 @@
 
 #if AM_ASAN
 /* declared here rather than through <sanitizer/asan_interface.h>, which not
- * every toolchain installs */
-void __asan_poison_memory_region(void const volatile *addr, size_t size);
-void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+ * every toolchain installs; without its const, which makes gcc 12 take the
+ * call for a read of a new chunk's uninitialised bytes (-Wmaybe-uninitialized) */
+void __asan_poison_memory_region(void volatile *addr, size_t size);
+void __asan_unpoison_memory_region(void volatile *addr, size_t size);
 int __asan_address_is_poisoned(void const volatile *addr);
 void __asan_describe_address(void *addr);
 /* ASan tracks 8-byte granules: poisoning covers whole granules inside the

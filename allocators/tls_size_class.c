@@ -1,7 +1,7 @@
 /* tls_size_class.c: the thread-local pool's slow paths: the thread's record
  * and its exit hook, carving a block for an empty class, new malloc blocks
  * under the byte limit, and giving everything back at thread end, destroy or
- * reset. The fast paths are in tls_size_class.h. */
+ * reset. The fast paths are in tls_size_class.h, and so is what ASan is told. */
 #include "tls_size_class.h"
 #include <stdlib.h>
 
@@ -23,6 +23,7 @@ static void release_blocks(tls_size_class_heap *h) {
     tls_size_class_block *b = h->blocks;
     while (b) {
         tls_size_class_block *next = b->next;
+        am_unpoison(b, b->size);
         free(b);
         b = next;
     }
@@ -101,18 +102,20 @@ static int new_block(tls_size_class_heap *h, size_t size) {
     h->blocks = b;
     h->cur = (char *)b + HEADER;
     h->end = (char *)b + bytes;
+    am_poison(h->cur, bytes - HEADER);
     h->reserved += bytes;
     if (h->reserved > h->reserved_peak) h->reserved_peak = h->reserved;
     return 1;
 }
 
-void *tls_size_class_refill(tls_size_class_heap *h, unsigned k) {
+void *tls_size_class_refill(tls_size_class_heap *h, unsigned k, size_t n) {
     if (k >= AM_TSC_CLASSES) return NULL;
     AM_TSC_CHECK_OWNER(h);
     size_t size = (size_t)1 << k;
     if (size > (size_t)(h->end - h->cur) && !new_block(h, size)) return NULL;
     void *b = h->cur;
     h->cur += size;
+    am_unpoison(b, n);
     return b;
 }
 
@@ -125,12 +128,18 @@ void *tls_size_class_alloc_aligned(tls_size_class_heap *h, size_t n, size_t alig
     if (!b) return NULL;
     char *q = (char *)AM_ALIGN_UP((uintptr_t)b + sizeof(void *), (uintptr_t)align);
     ((void **)q)[-1] = b;
+    /* ASan: only the n bytes at q are the caller's, not the padding or the word before */
+    am_poison(b, n + align);
+    am_unpoison(q, n);
     return q;
 }
 
 void tls_size_class_free_aligned(tls_size_class_heap *h, void *p, size_t n, size_t align) {
     if (align <= AM_MIN_ALIGN) { tls_size_class_free(h, p, n); return; }
-    if (p) tls_size_class_free(h, ((void **)p)[-1], n + align);
+    if (!p) return;
+    void **back = (void **)p - 1;
+    am_unpoison(back, sizeof *back);
+    tls_size_class_free(h, *back, n + align); /* poisons the whole block again */
 }
 
 void tls_size_class_reset(tls_size_class_heap *h) {

@@ -21,12 +21,18 @@
  * OSRM shares one pool among all allocators of a thread; here every heap has
  * its own pool (free lists, blocks, byte limit), because the contract keeps
  * two heaps apart (resetting one must not free the other's blocks). With one
- * heap per thread, as workloads use it, the two are the same. */
+ * heap per thread, as workloads use it, the two are the same.
+ *
+ * Under ASan a malloc block is poisoned whole when taken, a block handed out
+ * has exactly its n bytes unpoisoned, and a freed block is poisoned again; the
+ * free-list link in a free block's first word is unpoisoned only around its
+ * read or write. */
 #ifndef AM_TLS_SIZE_CLASS_H
 #define AM_TLS_SIZE_CLASS_H
 
 #include <string.h>
 #include "types.h"
+#include "sanitize.h"
 #ifdef AM_DEBUG
 #include <assert.h>
 #endif
@@ -34,6 +40,7 @@
 #define tls_size_class_FREE_REUSES 1
 #define tls_size_class_RESET_FREES_LIVE 1
 #define tls_size_class_THREAD_SAFE 0 /* one heap per thread is the design */
+#define tls_size_class_ASAN_POISONS 1
 
 #define AM_TSC_CLASSES 32
 #ifndef AM_TSC_BLOCK_BYTES
@@ -56,7 +63,7 @@ typedef struct tls_size_class_heap {
 
 tls_size_class_heap *tls_size_class_create(const am_options *o);
 void tls_size_class_destroy(tls_size_class_heap *h);
-void *tls_size_class_refill(tls_size_class_heap *h, unsigned k);
+void *tls_size_class_refill(tls_size_class_heap *h, unsigned k, size_t n);
 void *tls_size_class_alloc_aligned(tls_size_class_heap *h, size_t n, size_t align);
 void tls_size_class_free_aligned(tls_size_class_heap *h, void *p, size_t n, size_t align);
 void tls_size_class_reset(tls_size_class_heap *h);
@@ -82,25 +89,34 @@ AM_INLINE void *tls_size_class_alloc(tls_size_class_heap *h, size_t n) {
     if (AM_LIKELY(k < AM_TSC_CLASSES)) {
         void *b = h->free_list[k];
         if (AM_LIKELY(b != NULL)) {
+            am_unpoison(b, sizeof(void *));
             h->free_list[k] = *(void **)b;
+            am_poison(b, sizeof(void *)); /* so that a block of n < 8 bytes gets exactly n */
+            am_unpoison(b, n);
             return b;
         }
     }
-    return tls_size_class_refill(h, k);
+    return tls_size_class_refill(h, k, n);
 }
 
 AM_INLINE void tls_size_class_free(tls_size_class_heap *h, void *p, size_t n) {
     if (AM_UNLIKELY(p == NULL)) return;
     unsigned k = tls_size_class_class(n);
     AM_TSC_CHECK_OWNER(h);
+    am_unpoison(p, sizeof(void *));
     *(void **)p = h->free_list[k];
     h->free_list[k] = p;
+    am_poison(p, (size_t)1 << k);
 }
 
 /* Within its class a block already has the room; across classes it moves. */
 AM_INLINE void *tls_size_class_realloc(tls_size_class_heap *h, void *p, size_t old_n, size_t new_n) {
     if (p == NULL) return tls_size_class_alloc(h, new_n);
-    if (tls_size_class_class(old_n) == tls_size_class_class(new_n)) return p;
+    if (tls_size_class_class(old_n) == tls_size_class_class(new_n)) {
+        am_poison(p, (size_t)1 << tls_size_class_class(old_n));
+        am_unpoison(p, new_n);
+        return p;
+    }
     void *q = tls_size_class_alloc(h, new_n);
     if (q == NULL) return NULL;
     memcpy(q, p, old_n < new_n ? old_n : new_n);

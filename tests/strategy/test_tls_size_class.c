@@ -9,6 +9,15 @@
 #include "workload.h" /* am_rand */
 
 #ifdef AM_TLS_SIZE_CLASS_H
+/* DEBUG=1 hands the strategy every block enlarged by a header and a canary
+ * (allocator.h), so the addresses and counts of its own layout checked here
+ * hold only in the other builds, which run these tests. */
+#if AM_DEBUG
+#define LAYOUT_TEST() CHECK_SKIP("DEBUG=1: the debug layer enlarges every block, so the layout checked here differs")
+#else
+#define LAYOUT_TEST() ((void)0)
+#endif
+
 
 static am_heap *new_heap(size_t limit) {
     am_options o;
@@ -43,6 +52,7 @@ static void test_class_of_every_size(void) {
 }
 
 static void test_freed_blocks_come_back_lifo_per_class(void) {
+    LAYOUT_TEST();
     am_heap *h = new_heap(0);
     CHECK(h != NULL);
     char *a = am_alloc(h, 24);  /* class 5 */
@@ -88,6 +98,7 @@ static void test_blocks_are_carved_and_abandoned(void) {
 }
 
 static void test_realloc_within_class_stays(void) {
+    LAYOUT_TEST();
     am_heap *h = new_heap(0);
     CHECK(h != NULL);
     unsigned char *p = am_alloc(h, 33);
@@ -103,6 +114,7 @@ static void test_realloc_within_class_stays(void) {
 }
 
 static void test_aligned_blocks_return_to_their_class(void) {
+    LAYOUT_TEST();
     am_heap *h = new_heap(0);
     CHECK(h != NULL);
     for (size_t align = 32; align <= 4096; align *= 2) {
@@ -133,6 +145,7 @@ static void test_reset_and_destroy_give_everything_back(void) {
 }
 
 static void test_limit_per_heap(void) {
+    LAYOUT_TEST();
     const size_t limit = 256 * 1024;
     am_heap *a = new_heap(limit), *b = new_heap(limit);
     CHECK(a && b);
