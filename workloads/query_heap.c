@@ -102,9 +102,9 @@ const am_graph *am_query_heap_graph(size_t size) {
     return &cache.g;
 }
 
-/* 50 queries a thread, fewer on large graphs so a repetition stays near 25 ms */
+/* 50 queries a thread, fewer on large graphs so that a repetition stays short */
 size_t am_query_heap_queries(size_t n) {
-    size_t q = n > 20000 ? 1000000 / n : 50;
+    size_t q = n > 10000 ? 500000 / n : 50;
     return q < 4 ? 4 : q;
 }
 
@@ -349,8 +349,9 @@ static uint64_t reference(am_cell *c) {
     return sum;
 }
 
-static const size_t sizes[] = {1000, 10000, 0};
-static const size_t log_sizes[] = {1000, 10000, 100000, 0};
+/* the default stays small: Boost pool's ordered free makes clearing a big heap quadratic */
+static const size_t sizes[] = {1000, 3000, 0};
+static const size_t log_sizes[] = {1000, 3000, 10000, 30000, 100000, 0};
 
 static unsigned reps(size_t size) { (void)size; return 1; }
 static double ops(size_t size) { return (double)am_query_heap_queries(size); }
