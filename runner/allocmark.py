@@ -65,10 +65,15 @@ METRIC_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "
 # 6 W x 3 T (1, 2 and 4 oversubscribed on 2 CPUs) x ~12 rows ~ 216 cells of
 # ~0.25 s (a repetition is ~5 ms of work per thread, see contention.c) ~ 1 min.
 QUICK_THREADS = (1, 2)
-QUICK_PARAMS = (0.0, 500.0)
+QUICK_PARAMS = (0.0, 30.0, 500.0)  # contention's W 0 and 500; mmap_pressure's 0 and 30 %
 # Derived tables: each strategy against one reference row, per (threads, param):
 # for contention, shared heaps against independent per-thread pools (seed 002).
-VERSUS = {"contention": "pool"}
+# query_heap against system malloc, as seed 000's pool against the default allocator.
+VERSUS = {"contention": "pool", "query_heap": "system"}
+# OSRM's benchmark lines (seed 000) for these workloads, against the named row
+BENCH_LINES = {"query_heap": "system"}
+# slowdown against param 0 (seed 003: time at each evicted fraction over none evicted)
+SLOWDOWN = ("mmap_pressure",)
 
 
 class UsageError(Exception):
@@ -246,10 +251,19 @@ def signal_name(num):
         return f"signal {num}"
 
 
-def run_process(cmd, timeout, cwd):
+def cell_env(tmpdir):
+    """The environment of a cell: AM_TMPDIR names the run's temporary folder,
+    where file-backed strategies (mmap_file) put their files."""
+    env = dict(os.environ)
+    if tmpdir:
+        env["AM_TMPDIR"] = tmpdir
+    return env
+
+
+def run_process(cmd, timeout, cwd, env=None):
     """Runs one cell process: (json or None, failure reason or None)."""
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env)
     except subprocess.TimeoutExpired:
         return None, f"timed out after {timeout:g} s"
     if p.returncode == -signal.SIGINT:
@@ -296,7 +310,8 @@ def measure(cell, args, cfg, scratch):
         common += ["--param", repr(float(cell.param))]
     cmd = [cell_exe(bindir, cell.strategy)] + common + [
         "--samples", str(cfg["samples"]), "--min-ms", repr(cfg["min_ms"])]
-    out, why = run_process(cmd, args.timeout, scratch)
+    env = cell_env(cfg.get("tmpdir"))
+    out, why = run_process(cmd, args.timeout, scratch, env)
     if why:
         cell.status, cell.reason = "failed", why
         return
@@ -311,7 +326,7 @@ def measure(cell, args, cfg, scratch):
         if not os.path.exists(exe):
             note = "no -stats binary"
         else:
-            sout, swhy = run_process([exe] + common + ["--stats-only"], args.timeout, scratch)
+            sout, swhy = run_process([exe] + common + ["--stats-only"], args.timeout, scratch, env)
             if swhy:
                 note = "stats run: " + swhy
             else:
@@ -410,6 +425,11 @@ def table_text(cells, ratio_rows, baseline, order, markdown, versus_rows=()):
             shared[c.strategy] = bool(v)
     versus = [dict(zip(RATIO_COLS, [fmt(v) for v in row])) for row in versus_rows]
     t += tables.build_versus(summary, versus, order, cpus=cpus, shared=shared)
+    metrics = {tuple(str(v) for v in c.cols()): (c.result or {}).get("metrics") or {} for c in cells}
+    for workload, ref in BENCH_LINES.items():
+        t += tables.build_bench_lines(summary, metrics, workload, ref, order)
+    for workload in SLOWDOWN:
+        t += tables.build_slowdown(summary, metrics, workload, order)
     return tables.render_markdown(t) if markdown else tables.render_text(t)
 
 
@@ -898,7 +918,11 @@ def run(args):
     state = "finished"
     last_write = time.monotonic()
     prev = signal.signal(signal.SIGTERM, on_sigterm)
+    # the run folder's temporary space (mmap_file's files, which the strategy
+    # unlinks as soon as they are mapped): gone at the end, also on Ctrl-C
+    cfg["tmpdir"] = os.path.join(out_dir, "tmp")
     try:
+        os.makedirs(cfg["tmpdir"], exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="allocmark-") as scratch:
             for i, c in enumerate(cells):
                 progress.before(i, c)
@@ -913,6 +937,7 @@ def run(args):
         state = "interrupted"
     finally:
         signal.signal(signal.SIGTERM, prev)
+        shutil.rmtree(cfg["tmpdir"], ignore_errors=True)
         progress.finish()
     if state == "finished" and not args.no_stats_tables:
         try:

@@ -229,6 +229,90 @@ def build_versus(summary, versus, strategies=None, cpus=None, shared=None):
     return tables
 
 
+def _ops_text(ns):
+    return "-" if not ns else f"{1e9 / ns:.2f}"
+
+
+def _bytes_text(b):
+    return "-" if not b else f"{float(b) / (1 << 20):.1f}MB"
+
+
+def build_bench_lines(summary, metrics, workload, ref, strategies=None):
+    """OSRM's benchmark lines (seed 000) for one workload, a table per
+    (compiler, size, threads): ops/s with half the 95% interval, best, the
+    per-query latencies the cell reported (metrics: cell key -> {name: value}),
+    peak RSS and the throughput change against ref (system malloc)."""
+    order = list(strategies or [])
+    groups = {}
+    for r in summary:
+        if r["workload"] != workload or r["status"] != "ok":
+            continue
+        groups.setdefault((r["compiler"], str(r["size"]), str(r["threads"]), str(r["param"])), {})[
+            r["strategy"]] = r
+    tables = []
+    for (compiler, size, threads, param), rows in groups.items():
+        present = [x for x in order if x in rows] + sorted(x for x in rows if x not in order)
+        base = _num(rows[ref]["median_ns_per_op"]) if ref in rows else None
+        out = []
+        for name in present:
+            r = rows[name]
+            med, lo, hi = (_num(r[k]) for k in ("median_ns_per_op", "ci_low_ns", "ci_high_ns"))
+            half = (1e9 / lo - 1e9 / hi) / 2 if lo and hi else None
+            m = metrics.get((compiler, name, workload, size, threads, param), {})
+            lat = [format_time(m.get(k)) for k in ("latency_mean_ns", "latency_p50_ns", "latency_p95_ns",
+                                                     "latency_p99_ns")]
+            change = f"{(base / med - 1) * 100:+.0f}%" if base and med and name != ref else "-"
+            out.append([name, f"{_ops_text(med)} \u00b1 {half:.2f}" if half is not None else _ops_text(med),
+                        _ops_text(_num(r["min_ns_per_op"]))] + lat +
+                       [_bytes_text(_num(r["peak_rss_bytes"])), change])
+        tables.append({"title": f"{compiler}: {workload} benchmark lines (size {size}, threads {threads})",
+                       "header": ["strategy", "ops/s", "best ops/s", "avg", "p50", "p95", "p99", "Peak RAM",
+                                  f"ops/s vs {ref}"],
+                       "rows": out,
+                       "legend": "ops/s = queries per second, median of the samples \u00b1 half its 95% "
+                                 "bootstrap interval; best = the fastest sample; latencies of single queries "
+                                 f"in the last repetition; Peak RAM = the cell's peak RSS; vs {ref}: above 0 = "
+                                 "more queries per second"})
+    return tables
+
+
+def build_slowdown(summary, metrics, workload, strategies=None):
+    """Time per op at each param over the same strategy's time at param 0, with
+    the resident share the cell measured before its queries (metric resident_pct):
+    one table per (compiler, size, threads), a row per param."""
+    order = list(strategies or [])
+    groups = {}
+    for r in summary:
+        if r["workload"] != workload:
+            continue
+        groups.setdefault((r["compiler"], str(r["size"]), str(r["threads"])), []).append(r)
+    tables = []
+    for (compiler, size, threads), rows in groups.items():
+        present = [x for x in order if any(r["strategy"] == x for r in rows)]
+        present += sorted({r["strategy"] for r in rows} - set(present))
+        at = {(r["strategy"], float(r["param"] or 0)): r for r in rows}
+        out = []
+        for param in sorted({float(r["param"] or 0) for r in rows}):
+            line = [f"{param:g}"]
+            for name in present:
+                r, r0 = at.get((name, param)), at.get((name, 0.0))
+                if r is None or r["status"] != "ok":
+                    line.append(_cell_text(r))
+                    continue
+                m = metrics.get((compiler, name, workload, size, threads, r["param"]), {})
+                res = m.get("resident_pct")
+                t, t0 = _num(r["median_ns_per_op"]), _num(r0["median_ns_per_op"]) if r0 and r0["status"] == "ok" else None
+                text = f"{t / t0:.2f}x" if t and t0 else "-"
+                line.append(text + (f" ({float(res):.0f}%)" if res is not None else ""))
+            out.append(line)
+        tables.append({"title": f"{compiler}: {workload} slowdown against 0% evicted (size {size}, threads {threads})",
+                       "header": ["% evicted"] + present, "rows": out,
+                       "legend": "median time per op over the same strategy's at 0% evicted; in brackets the "
+                                 "share of the structure's pages resident after eviction, before the queries "
+                                 "(anonymous memory without swap stays resident: no slowdown to see)"})
+    return tables
+
+
 def _chunks(header, rows, width):
     """Splits columns so each block fits in width; every block keeps column 0."""
     widths = [max(len(header[i]), *(len(r[i]) for r in rows)) if rows else len(header[i])

@@ -50,6 +50,7 @@ static void test_checksums_match_reference(void) {
                 init_cell(&c, w, sizes[k], seed);
                 int status = -1;
                 uint64_t got = w->run(h, &c, &status);
+                if (status == AM_ERR_NA) { CHECK(c.reason && *c.reason); break; } /* n/a on this row */
                 CHECK_MSG(status == AM_OK, "%s size %zu seed %llu: status %d", w->name, sizes[k],
                           (unsigned long long)seed, status);
                 uint64_t want = w->reference(&c);
@@ -103,6 +104,7 @@ static void test_tiny_limit_reports_oom(void) {
             CHECK(h != NULL);
             int status = -1;
             w->run(h, &c, &status);
+            if (status == AM_ERR_NA) { am_destroy(h); break; }
             CHECK(status == AM_OK);
             am_stats s;
             am_get_stats(h, &s);
