@@ -165,7 +165,7 @@ BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
 # build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
 CHECK_COMPILERS = ccs=$$($(PYTHON) runner/compilers.py $(COMPILERS)) || exit 2
 BUILD_EACH = names=; for cc in $$ccs; do \
-	  $(MAKE) --no-print-directory cells compiler-info CC=$$cc $(1) || exit 1; \
+	  $(MAKE) --no-print-directory -j$(NPROC) cells compiler-info CC=$$cc $(1) || exit 1; \
 	  names="$$names$${names:+,}$${cc\#\#*/}$(VARIANT)"; done
 bench:
 	@$(CHECK_COMPILERS); \
