@@ -163,7 +163,9 @@ BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
 	$(if $(SEED),--seed $(SEED)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) $(BENCH_FLAGS)
 # shell snippets: $$ccs = the checked commands, then each one's cells built in
 # build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
-CHECK_COMPILERS = ccs=$$($(PYTHON) runner/compilers.py $(COMPILERS)) || exit 2
+# QUICK=1 without COMPILERS measures one compiler: CC when given, else gcc
+QUICK_CC := $(if $(filter 1 yes,$(QUICK)),$(if $(COMPILERS),,$(if $(filter command line environment,$(origin CC)),$(CC),gcc)))
+CHECK_COMPILERS = ccs=$$($(PYTHON) runner/compilers.py $(or $(COMPILERS),$(QUICK_CC))) || exit 2
 BUILD_EACH = names=; for cc in $$ccs; do \
 	  $(MAKE) --no-print-directory -j$(NPROC) cells compiler-info CC=$$cc $(1) || exit 1; \
 	  names="$$names$${names:+,}$${cc\#\#*/}$(VARIANT)"; done

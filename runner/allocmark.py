@@ -32,17 +32,15 @@ import tables  # noqa: E402
 DEFAULT_BASELINE = "monotonic"
 FALLBACK_BASELINE = "system"
 
-# Budget of the default matrix (make bench: <= 10 min on 2 cores).
-# Measured here (2 noisy cores, thrash_pool): a cell costs its samples
-# (9 x 10 ms = 90 ms) + calibration, which doubles the repetitions up to one
-# 10 ms sample (about 20-40 ms) + one warm-up sample (10 ms) + process start and
-# the -stats run (about 10 ms): 0.15-0.2 s in all, about 0.18 s on average.
-# The expected matrix is ~15 workloads x ~12 strategies: with all 10 sizes of
-# seed 004's sweep, 1800 cells x 0.18 s = 5.4 min before any workload whose one
-# repetition outlasts min-ms; with the default 6 sizes (every other size plus
-# the last, so 10 and 1810 stay) 1080 cells x 0.18 s = 3.2 min, which leaves
-# room for slower workloads and for the bootstrap (~10 ms a cell in Python).
-# --quick: 2 sizes x 5 samples x 5 ms: 360 cells x ~0.07 s = 25 s.
+# Budget of the default matrix (make bench: <= 10 min on 2 cores, both gcc and
+# clang). A cell costs its samples (9 x 10 ms = 90 ms) + calibration (20-40 ms)
+# + one warm-up sample + process start and the -stats run: about 0.2 s. With
+# ~16 strategies x 14 workloads x 3 sizes (the sweep's first, middle and last:
+# 10, 810, 1810 for seed 004's) x 2 compilers = ~1350 cells, plus the swept
+# scenarios (contention: 6 W x 3 T; query_heap; mmap_pressure: 5 fractions),
+# about 1900 cells x 0.2 s = 6.5 min, and the builds take the rest.
+# --quick: the largest size only, T=2, 5 samples of 5 ms, one compiler: about
+# 300 cells x 0.07 s = 25 s.
 DEFAULT_SAMPLES = 9
 DEFAULT_MIN_MS = 10.0
 QUICK_SAMPLES = 5
@@ -64,7 +62,7 @@ METRIC_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "
 # QUICK keeps a corner of the sweep. Budget of the default contention matrix:
 # 6 W x 3 T (1, 2 and 4 oversubscribed on 2 CPUs) x ~12 rows ~ 216 cells of
 # ~0.25 s (a repetition is ~5 ms of work per thread, see contention.c) ~ 1 min.
-QUICK_THREADS = (1, 2)
+QUICK_THREADS = (2,)
 QUICK_PARAMS = (0.0, 30.0, 500.0)  # contention's W 0 and 500; mmap_pressure's 0 and 30 %
 # Derived tables: each strategy against one reference row, per (threads, param):
 # for contention, shared heaps against independent per-thread pools (seed 002).
@@ -646,9 +644,8 @@ def choose_sizes(w, sizes, quick):
     if sizes == "linear":
         return linear
     if quick:
-        return sorted({linear[0], linear[-1]})
-    picked = linear[::2]
-    return picked if picked[-1] == linear[-1] else picked + [linear[-1]]
+        return [linear[-1]]
+    return sorted({linear[0], linear[len(linear) // 2], linear[-1]})
 
 
 def thread_sweep(cpus):
