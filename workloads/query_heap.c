@@ -108,9 +108,18 @@ size_t am_query_heap_queries(size_t n) {
     return q < 4 ? 4 : q;
 }
 
+/* Every repetition runs the same queries (a fixed set per size and thread),
+ * starting at a place the seed picks: cells whose calibration chose different
+ * repetition counts then still do equal work, though a few long queries
+ * weigh much more than the many short ones. */
 void am_query_heap_pairs(uint64_t seed, unsigned thread, uint32_t n, size_t count, uint32_t *pairs) {
-    uint64_t rng = seed * 0x100000001B3ull + ((uint64_t)thread << 32) + thread;
-    for (size_t k = 0; k < 2 * count; k++) pairs[k] = (uint32_t)am_rand_below(&rng, n);
+    uint64_t rng = QH_GRAPH_SEED * 0x100000001B3ull + ((uint64_t)thread << 32) + thread + n;
+    size_t shift = count ? (size_t)(seed % count) : 0;
+    for (size_t k = 0; k < count; k++) {
+        size_t at = (k + count - shift) % count;
+        pairs[2 * at] = (uint32_t)am_rand_below(&rng, n);
+        pairs[2 * at + 1] = (uint32_t)am_rand_below(&rng, n);
+    }
 }
 
 uint64_t am_query_heap_term(unsigned thread, size_t queries, size_t k, uint64_t dist) {
