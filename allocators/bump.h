@@ -2,10 +2,11 @@
  * (monotonic, mmap_arena): a free range [cur, end) at the end of the current
  * chunk. Not a strategy: where chunks come from is the includer's business.
  *
- * Under ASan the includer poisons a chunk whole when it is taken from the
- * system (and the used part on reset); these calls then unpoison exactly the
- * bytes handed out and poison a block again when it is freed or moved, so
- * padding, freed blocks and the rest of the chunk stay unaddressable. */
+ * Under ASan these calls keep the bytes just past the bump pointer poisoned
+ * (a step at a time, so that the cost follows use, not chunk size), unpoison
+ * exactly the bytes handed out, and poison a block again when it is freed or
+ * resized; the includer poisons what was used on reset and unpoisons it
+ * before the chunk goes back to the system. */
 #ifndef AM_BUMP_H
 #define AM_BUMP_H
 
@@ -16,7 +17,34 @@
  * multiple of AM_MIN_ALIGN. */
 typedef struct am_bump {
     char *cur, *end;
+    char *poisoned; /* ASan builds: [cur, poisoned) is poisoned; the includer sets it to cur on entering a chunk */
 } am_bump;
+
+#define AM_BUMP_POISON_STEP ((size_t)64 << 10)
+
+/* ASan builds: poison from the end of the n-byte block at p (which is about
+ * to be unpoisoned) and from the old mark to a step past cur; padding before
+ * p that lies beyond the old mark is poisoned too. */
+AM_INLINE void am_bump_poison_ahead(am_bump *b, char *p, size_t n) {
+    char *from = p + (n & ~(size_t)7);
+    char *to = (size_t)(b->end - b->cur) > AM_BUMP_POISON_STEP ? b->cur + AM_BUMP_POISON_STEP : b->end;
+    if (b->poisoned < p) am_poison(b->poisoned, (size_t)(p - b->poisoned));
+    else if (from < b->poisoned) from = b->poisoned;
+    if (to > from) am_poison(from, (size_t)(to - from));
+    if (to > b->poisoned) b->poisoned = to;
+}
+
+/* after cur moved past [p, p + n): that block addressable, what follows not */
+#if AM_ASAN
+#define AM_BUMP_HANDOUT(b, p, n)                                                   \
+    do {                                                                           \
+        if ((b)->poisoned < (b)->cur || (size_t)((b)->poisoned - (b)->cur) < 64)      \
+            am_bump_poison_ahead((b), (char *)(p), (n));                           \
+        am_unpoison((p), (n));                                                     \
+    } while (0)
+#else
+#define AM_BUMP_HANDOUT(b, p, n) ((void)0)
+#endif
 
 /* NULL when the block does not fit (the caller takes its slow path). n >= 1,
  * so need is 0 only when the rounding overflowed: need - 1 then wraps to
@@ -26,7 +54,7 @@ AM_FORCE_INLINE void *am_bump_alloc(am_bump *b, size_t n) {
     if (AM_UNLIKELY(need - 1 >= (size_t)(b->end - b->cur))) return NULL;
     void *p = b->cur;
     b->cur += need;
-    am_unpoison(p, n);
+    AM_BUMP_HANDOUT(b, p, n);
     return p;
 }
 
@@ -55,7 +83,7 @@ AM_FORCE_INLINE void *am_bump_resize(am_bump *b, void *p, size_t old_n, size_t n
         return NULL;
     }
     am_poison(p, AM_ALIGN_UP(old_n, AM_MIN_ALIGN));
-    am_unpoison(p, new_n);
+    AM_BUMP_HANDOUT(b, p, new_n);
     return p;
 }
 
@@ -66,7 +94,7 @@ AM_INLINE void *am_bump_alloc_aligned(am_bump *b, size_t n, size_t align) {
     size_t need = AM_ALIGN_UP(n, AM_MIN_ALIGN);
     if (need == 0 || at > (uintptr_t)b->end || need > (size_t)((uintptr_t)b->end - at)) return NULL;
     b->cur = (char *)at + need;
-    am_unpoison((char *)at, n);
+    AM_BUMP_HANDOUT(b, (char *)at, n);
     return (char *)at;
 }
 

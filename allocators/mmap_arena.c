@@ -2,9 +2,10 @@
  * fresh file each with -DAM_MMAP_FILE=1), growth under the byte limit, reset
  * (which keeps every mapping and rewinds), and the region list and eviction
  * for memory-pressure workloads. The fast paths are monotonic's, in bump.h.
- * Under ASan a chunk is poisoned whole when mapped and its used part on reset
- * (see bump.h), and unpoisoned before it is unmapped: the addresses may be
- * mapped again by anyone. */
+ * Under ASan bump.h poisons ahead of the bump pointer; here the used part of
+ * every chunk is poisoned again on reset, and what poison reached is
+ * unpoisoned before the chunk is unmapped: the addresses may be mapped again
+ * by anyone. */
 #include "mmap_arena.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@ struct mmap_arena_chunk {
     am_file_map map; /* base and size; handle is the file (mmap_file only) */
     size_t usable;   /* map.size, or less when a limit below a page trims the one chunk */
     size_t used;     /* bytes handed out, recorded when the chunk is left */
+    size_t poisoned; /* ASan builds: bytes from base that poison reached, recorded when left */
     char *path;      /* a file still to remove on release (where it could not be unlinked early) */
 };
 
@@ -62,14 +64,18 @@ static mmap_arena_chunk *map_chunk(mmap_arena_heap *h, size_t bytes, size_t usab
     c->map.size = bytes;
 #endif
     c->usable = usable;
-    am_poison(c->map.base, usable);
     count_reserved(h, usable);
     return c;
 }
 
+static size_t poisoned_of(const mmap_arena_heap *h, const mmap_arena_chunk *c) {
+    size_t now = c == h->current ? (size_t)(h->bump.poisoned - (char *)c->map.base) : 0;
+    return now > c->poisoned ? now : c->poisoned;
+}
+
 static void unmap_chunk(mmap_arena_heap *h, mmap_arena_chunk *c) {
     h->reserved -= c->usable;
-    am_unpoison(c->map.base, c->map.size);
+    am_unpoison(c->map.base, poisoned_of(h, c));
 #if AM_MMAP_FILE
     am_file_map_close(&c->map);
     if (c->path) remove(c->path);
@@ -81,10 +87,14 @@ static void unmap_chunk(mmap_arena_heap *h, mmap_arena_chunk *c) {
 }
 
 static void enter(mmap_arena_heap *h, mmap_arena_chunk *c) {
-    if (h->current) h->current->used = (size_t)(h->bump.cur - (char *)h->current->map.base);
+    if (h->current) {
+        h->current->used = (size_t)(h->bump.cur - (char *)h->current->map.base);
+        h->current->poisoned = poisoned_of(h, h->current);
+    }
     h->current = c;
     h->bump.cur = c->map.base;
     h->bump.end = (char *)c->map.base + c->usable;
+    h->bump.poisoned = h->bump.cur;
 }
 
 static size_t pages(size_t bytes) {
@@ -196,6 +206,7 @@ void mmap_arena_reset(mmap_arena_heap *h) {
         am_poison(c->map.base, used_of(h, c));
         c->used = 0;
     }
+    h->current->poisoned = poisoned_of(h, h->current);
     h->current = NULL;
     enter(h, h->first);
 }

@@ -1,8 +1,9 @@
 /* monotonic.c: the monotonic arena's slow paths: the first buffer, chunk
  * growth under the byte limit, moving a block that cannot resize in place, and
- * reset. The fast paths are in monotonic.h and bump.h. Under ASan every byte
- * a block is cut from starts poisoned (see bump.h) and is unpoisoned again
- * before it goes back to malloc or to the caller. */
+ * reset. The fast paths are in monotonic.h and bump.h, which also poison
+ * ahead of the bump pointer under ASan; here the first chunk's poisoned part
+ * is poisoned again on reset and unpoisoned before it goes back to malloc, to
+ * the caller or to the thread. */
 #include "monotonic.h"
 #include <stdlib.h>
 #include <string.h>
@@ -26,17 +27,26 @@ static void count_reserved(monotonic_heap *h, size_t bytes) {
     if (h->reserved > h->reserved_peak) h->reserved_peak = h->reserved;
 }
 
+/* How far poison reaches in the first chunk (ASan builds). */
+static char *first_poisoned(const monotonic_heap *h) {
+    char *mark = h->first_poisoned ? h->first_poisoned : h->first;
+    int in_first = h->bump.end == h->first_end && h->bump.cur >= h->first;
+    if (in_first && h->bump.poisoned > mark) mark = h->bump.poisoned;
+    return mark;
+}
+
 /* The chunk becomes the current one; the rest of the old one is abandoned. */
 static void enter(monotonic_heap *h, char *begin, char *end) {
+    if (AM_ASAN && h->bump.end) h->first_poisoned = first_poisoned(h);
     h->bump.cur = begin;
     h->bump.end = end;
+    h->bump.poisoned = begin;
 }
 
 static monotonic_chunk *new_chunk(monotonic_heap *h, size_t size) {
     monotonic_chunk *c = malloc(size);
     if (!c) return NULL;
     c->size = size;
-    am_poison((char *)c + HEADER, size - HEADER);
     count_reserved(h, size);
     return c;
 }
@@ -50,7 +60,6 @@ static void use_buffer(monotonic_heap *h, void *p, size_t bytes) {
     bytes &= ~(size_t)(AM_MIN_ALIGN - 1);
     h->first = begin;
     h->first_end = begin + bytes;
-    am_poison(h->first, bytes);
     count_reserved(h, bytes);
     enter(h, h->first, h->first_end);
     /* chunks after a buffer are at least twice its size */
@@ -110,13 +119,9 @@ static void free_chunks(monotonic_heap *h) {
 
 void monotonic_destroy(monotonic_heap *h) {
     if (!h) return;
+    am_unpoison(h->first, (size_t)(first_poisoned(h) - h->first)); /* the caller's, the thread's or malloc's again */
     free_chunks(h);
-    if (h->first_chunk) {
-        am_unpoison(h->first_chunk, h->first_chunk->size);
-        free(h->first_chunk);
-    } else {
-        am_unpoison(h->first, (size_t)(h->first_end - h->first)); /* the caller's (or the thread's) again */
-    }
+    free(h->first_chunk);
     if (h->local_claim) *h->local_claim = 0;
     free(h);
 }
@@ -163,9 +168,9 @@ void *monotonic_move(monotonic_heap *h, void *p, size_t old_n, size_t new_n) {
 }
 
 void monotonic_reset(monotonic_heap *h) {
+    am_poison(h->first, (size_t)(first_poisoned(h) - h->first));
     free_chunks(h);
     h->next_size = h->start_size;
-    am_poison(h->first, (size_t)(h->first_end - h->first));
     enter(h, h->first, h->first_end);
 }
 

@@ -49,6 +49,7 @@ typedef struct monotonic_heap {
     size_t max_chunk, limit;
     size_t reserved, reserved_peak;
     int *local_claim;          /* the thread's "buffer in use" flag, if this heap holds it */
+    char *first_poisoned;      /* ASan builds: poison reached this far in the first chunk */
 } monotonic_heap;
 
 monotonic_heap *monotonic_create(const am_options *o);

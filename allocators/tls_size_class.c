@@ -23,13 +23,14 @@ static void release_blocks(tls_size_class_heap *h) {
     tls_size_class_block *b = h->blocks;
     while (b) {
         tls_size_class_block *next = b->next;
-        am_unpoison(b, b->size);
+        /* ASan: in the newest block poison reaches h->poisoned at most */
+        am_unpoison(b, b == h->blocks ? (size_t)(h->poisoned - (char *)b) : b->size);
         free(b);
         b = next;
     }
     h->blocks = NULL;
     memset(h->free_list, 0, sizeof h->free_list);
-    h->cur = h->end = NULL;
+    h->cur = h->end = h->poisoned = NULL;
     h->reserved = 0;
 }
 
@@ -102,10 +103,26 @@ static int new_block(tls_size_class_heap *h, size_t size) {
     h->blocks = b;
     h->cur = (char *)b + HEADER;
     h->end = (char *)b + bytes;
-    am_poison(h->cur, bytes - HEADER);
+    h->poisoned = h->cur;
     h->reserved += bytes;
     if (h->reserved > h->reserved_peak) h->reserved_peak = h->reserved;
     return 1;
+}
+
+/* ASan builds: [cur, poisoned) is kept poisoned, a step at a time past the
+ * carve pointer (so that an overflow of the newest block is seen), and a
+ * carved block is addressable for its n bytes only. Beyond the mark a malloc
+ * block is left as malloc gave it, addressable: the cost follows use. */
+static void poison_carved(tls_size_class_heap *h, char *b, size_t n) {
+    const size_t step = (size_t)64 << 10;
+    if (h->poisoned < h->cur || (size_t)(h->poisoned - h->cur) < 64) {
+        char *from = b + (n & ~(size_t)7); /* the whole granules below are unpoisoned next */
+        if (from < h->poisoned) from = h->poisoned;
+        char *to = (size_t)(h->end - h->cur) > step ? h->cur + step : h->end;
+        if (to > from) am_poison(from, (size_t)(to - from));
+        h->poisoned = to;
+    }
+    am_unpoison(b, n);
 }
 
 void *tls_size_class_refill(tls_size_class_heap *h, unsigned k, size_t n) {
@@ -113,9 +130,9 @@ void *tls_size_class_refill(tls_size_class_heap *h, unsigned k, size_t n) {
     AM_TSC_CHECK_OWNER(h);
     size_t size = (size_t)1 << k;
     if (size > (size_t)(h->end - h->cur) && !new_block(h, size)) return NULL;
-    void *b = h->cur;
+    char *b = h->cur;
     h->cur += size;
-    am_unpoison(b, n);
+    if (AM_ASAN) poison_carved(h, b, n);
     return b;
 }
 

@@ -23,10 +23,10 @@
  * two heaps apart (resetting one must not free the other's blocks). With one
  * heap per thread, as workloads use it, the two are the same.
  *
- * Under ASan a malloc block is poisoned whole when taken, a block handed out
- * has exactly its n bytes unpoisoned, and a freed block is poisoned again; the
- * free-list link in a free block's first word is unpoisoned only around its
- * read or write. */
+ * Under ASan a block handed out has exactly its n bytes addressable (the rest
+ * of its class block, and a step past the carve pointer, are poisoned when it
+ * is carved), and a freed block is poisoned whole; the free-list link in a
+ * free block's first word is unpoisoned only around its read or write. */
 #ifndef AM_TLS_SIZE_CLASS_H
 #define AM_TLS_SIZE_CLASS_H
 
@@ -54,6 +54,7 @@ typedef struct tls_size_class_heap {
     am_counters counters;
     void *free_list[AM_TSC_CLASSES]; /* class k: blocks of 2^k bytes, linked through their first word */
     char *cur, *end;                 /* the uncarved rest of the newest block */
+    char *poisoned;                  /* ASan builds: [cur, poisoned) is poisoned */
     tls_size_class_block *blocks;    /* every malloc block, newest first */
     size_t block_bytes, limit;
     size_t reserved, reserved_peak;

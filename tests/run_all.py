@@ -3,9 +3,12 @@
 
 1. builds every test binary (make tests-build), 2. runs each C test binary:
 one per strategy and test file (tests/strategy/*.c) plus the unit tests
-(tests/unit/*.c), 3. runs the Python tests (tests/python/test_*.py).
-A binary that crashes or prints no summary counts as a failure."""
+(tests/unit/*.c), --jobs at a time, 3. runs the strategy tests of one row per
+strategy source under ASan+UBSan (make check runs every row), 4. runs the
+Python tests (tests/python/test_*.py). A binary that crashes or prints no
+summary counts as a failure. Each stage prints its time."""
 import argparse
+import concurrent.futures
 import os
 import shlex
 import subprocess
@@ -17,11 +20,13 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_binary(path, timeout, prefix=(), extra=()):
+def run_binary(path, timeout, prefix=(), extra=(), env_extra=None):
     """Runs one C test binary, under prefix when given (wine for MinGW builds,
-    valgrind ...) with extra arguments (a name filter); returns
-    (passed, failed, failure lines)."""
+    valgrind ...) with extra arguments (a name filter) and extra environment;
+    returns (passed, failed, failure lines, seconds)."""
+    start = time.time()
     env = dict(os.environ)
+    env.update(env_extra or {})
     # tcmalloc keeps one start-up allocation for life: not our leak
     env.setdefault("LSAN_OPTIONS", "suppressions=" + os.path.join(ROOT, "tests", "lsan.supp"))
     # Output goes to files, not pipes: a runner's helper processes (wine's
@@ -31,7 +36,7 @@ def run_binary(path, timeout, prefix=(), extra=()):
             rc = subprocess.run([*prefix, path, *extra], cwd=ROOT, stdout=out, stderr=err,
                                 timeout=timeout, env=env).returncode
         except subprocess.TimeoutExpired:
-            return 0, 1, [f"FAIL {path}: timed out after {timeout}s"]
+            return 0, 1, [f"FAIL {path}: timed out after {timeout}s"], time.time() - start
         out.seek(0)
         err.seek(0)
         p = subprocess.CompletedProcess(path, rc, out.read().decode(errors="replace"),
@@ -51,7 +56,26 @@ def run_binary(path, timeout, prefix=(), extra=()):
         failures.append(f"FAIL {path}: exit status {p.returncode}\n{p.stderr[-2000:]}")
     elif p.returncode != 0 and p.stderr:
         failures.append(p.stderr[-2000:])
-    return passed, failed, failures
+    return passed, failed, failures, time.time() - start
+
+
+def default_jobs():
+    return max(1, min(os.cpu_count() or 2, 2))
+
+
+def run_binaries(bins, timeout, jobs, prefix=(), extra=(), env_extra=None):
+    """Runs the binaries, jobs at a time (each is a process: threads only
+    wait); yields (path, (passed, failed, lines, seconds)) in the given order."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(run_binary, b, timeout, prefix, extra, env_extra) for b in bins]
+        for path, fut in zip(bins, futures):
+            yield path, fut.result()
+
+
+def slowest(timed, count=5):
+    """'a 3.1 s, b 2.0 s' for the slowest binaries, relative to ROOT"""
+    top = sorted(timed, key=lambda t: -t[1])[:count]
+    return ", ".join(f"{os.path.relpath(p, ROOT)} {t:.1f} s" for p, t in top)
 
 
 class CountingResult(unittest.TextTestResult):
@@ -76,12 +100,15 @@ def main():
     ap.add_argument("--make", default="make")
     ap.add_argument("--build", default="build/cc")
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--jobs", type=int, default=default_jobs(),
+                    help="test binaries run at once (default: 2, or 1 on one core)")
     ap.add_argument("--no-python", action="store_true")
     ap.add_argument("--runner", default="",
                     help="command to run each test binary with, e.g. 'wine' for MinGW builds")
     ap.add_argument("--cc", default="cc", help="the compiler, for the sanitizer stage")
     ap.add_argument("--sanitizers", dest="sanitizers", action="store_true", default=True,
-                    help="also run the strategy tests under ASan+UBSan (default; about a minute)")
+                    help="also run the strategy tests of one row per strategy source under ASan+UBSan "
+                         "(default; make check covers every row)")
     ap.add_argument("--no-sanitizers", dest="sanitizers", action="store_false")
     args = ap.parse_args()
     # sanitizer builds: leaks of libraries' own statics are not ours
@@ -90,41 +117,57 @@ def main():
     # the Python tests that run cells find them here (build/<cc><variant>)
     os.environ.setdefault("AM_BUILD", args.build)
     passed = failed = skipped = 0
-    jobs = str(os.cpu_count() or 2)
-    b = subprocess.run(args.make.split() + ["-j" + jobs, "--no-print-directory", "tests-build"], cwd=ROOT)
+    times = []
+    t0 = time.time()
+    b = subprocess.run(args.make.split() + ["-j" + str(os.cpu_count() or 2), "--no-print-directory", "tests-build"],
+                       cwd=ROOT)
+    times.append(("build", time.time() - t0))
     if b.returncode != 0:
         print("FAIL build: make tests-build failed")
         failed += 1
     else:
+        t0 = time.time()
         bins = []
         for sub in ("tests", "unit"):
             top = os.path.join(ROOT, args.build, sub)
             for dirpath, _, files in os.walk(top):
                 bins += [os.path.join(dirpath, f) for f in files if not f.endswith((".o", ".d"))]
-        for path in sorted(bins):
-            p, f, lines = run_binary(path, args.timeout, shlex.split(args.runner))
+        timed = []
+        for path, (p, f, lines, secs) in run_binaries(sorted(bins), args.timeout, args.jobs,
+                                                      shlex.split(args.runner)):
             rel = os.path.relpath(path, ROOT)
             print(f"{rel}: {p} passed, {f} failed")
             for line in lines:
                 print("  " + line)
             passed += p
             failed += f
+            timed.append((path, secs))
+        times.append((f"{len(bins)} C test binaries", time.time() - t0))
+        if timed:
+            print(f"slowest: {slowest(timed)}")
     if args.sanitizers:
-        # the ASan+UBSan part of make check that fits here: strategy tests,
-        # bug injections included (tests/run_check.py has the rest)
+        # the ASan+UBSan part of make check that fits here: the strategy
+        # tests of one row per strategy source, bug injections included
+        # (tests/run_check.py runs every row, and the rest)
         import run_check
-        print("== strategy tests under ASan+UBSan (--no-sanitizers to leave out)", flush=True)
+        rows = run_check.source_rows()
+        print(f"== strategy tests under ASan+UBSan, rows {','.join(rows)} (--no-sanitizers to leave out)",
+              flush=True)
         t0 = time.time()
         args.verbose = False
-        p, f = run_check.stage_asan(args, units=False)
+        p, f = run_check.stage_asan(args, units=False, rows=rows)
         print(f"asan+ubsan: {p} passed, {f} failed, {time.time() - t0:.0f} s")
+        times.append(("asan+ubsan (build and run)", time.time() - t0))
         passed += p
         failed += f
     if not args.no_python:
+        t0 = time.time()
         p, f, s = run_python_tests()
+        times.append(("python tests", time.time() - t0))
         passed += p
         failed += f
         skipped += s
+    print("stage times: " + ", ".join(f"{name} {secs:.0f} s" for name, secs in times))
     print(f"test time: {time.time() - start:.0f} s")
     tail = f", {skipped} skipped" if skipped else ""
     print(f"{passed} passed, {failed} failed{tail}")

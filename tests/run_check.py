@@ -47,6 +47,19 @@ def plain_rows():
     return rows
 
 
+def source_rows():
+    """one row per strategy source, the row named after it (system, ideal,
+    pool ...): what make test runs under ASan; variants of a source differ
+    in a flag or the malloc linked, and make check runs them all"""
+    rows = []
+    with open(os.path.join(ROOT, "allocators", "strategies.txt")) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 4 and not line.startswith("#") and parts[0] == parts[1] and parts[3] == "-":
+                rows.append(parts[0])
+    return rows
+
+
 def ccname(cc):
     return os.path.basename(cc.split()[0])
 
@@ -77,31 +90,29 @@ def binaries(build, subs=("tests", "unit"), rows=None):
 
 
 def run_bins(bins, args, prefix=(), extra=(), env=None):
-    """runs each binary (optionally under a tool), prints a line each; returns (passed, failed)"""
+    """runs the binaries (optionally under a tool), args.jobs at a time, prints
+    a line each; returns (passed, failed)"""
     passed = failed = 0
-    old = dict(os.environ)
-    os.environ.update(env or {})
-    try:
-        for path in bins:
-            p, f, lines = run_all.run_binary(path, args.timeout, prefix=list(prefix), extra=list(extra))
-            print(f"  {os.path.relpath(path, ROOT)}: {p} passed, {f} failed")
-            for line in lines:
-                if not line.startswith("SKIP ") or args.verbose:
-                    print("    " + line.replace("\n", "\n    "))
-            passed += p
-            failed += f
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
+    jobs = getattr(args, "jobs", None) or run_all.default_jobs()
+    for path, (p, f, lines, _) in run_all.run_binaries(bins, args.timeout, jobs, prefix=list(prefix),
+                                                       extra=list(extra), env_extra=env):
+        print(f"  {os.path.relpath(path, ROOT)}: {p} passed, {f} failed", flush=True)
+        for line in lines:
+            if not line.startswith("SKIP ") or args.verbose:
+                print("    " + line.replace("\n", "\n    "))
+        passed += p
+        failed += f
     return passed, failed
 
 
-def stage_asan(args, units=True):
+def stage_asan(args, units=True, rows=None):
+    """rows: the rows to build and run (default: every row without a malloc of its own)"""
     build = f"build/{ccname(args.cc)}-asan"
+    rows = rows or plain_rows()
     if not make(args, "tests-build", CC=args.cc, VARIANT="-asan", EXTRA_CFLAGS=SAN_FLAGS,
-                EXTRA_LDFLAGS=SAN_LDFLAGS, ALLOCATORS=",".join(plain_rows())):
+                EXTRA_LDFLAGS=SAN_LDFLAGS, ALLOCATORS=",".join(rows)):
         return 0, 1
-    return run_bins(binaries(build, ("tests", "unit") if units else ("tests",), plain_rows()), args, env=ASAN_ENV)
+    return run_bins(binaries(build, ("tests", "unit") if units else ("tests",), rows), args, env=ASAN_ENV)
 
 
 def stage_debug(args):
@@ -203,6 +214,7 @@ def main():
     ap.add_argument("--fuzz-runs", type=int, default=20000)
     ap.add_argument("--fuzz-seconds", type=int, default=0)
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--jobs", type=int, default=run_all.default_jobs(), help="test binaries run at once")
     ap.add_argument("--verbose", action="store_true", help="also list skipped tests")
     args = ap.parse_args()
     todo = [s for s in args.only.split(",") if s]
