@@ -18,7 +18,8 @@ struct monotonic_chunk {
 #if AM_MONOTONIC_LOCAL
 /* Thread-local rather than static so that each thread's heap has its own,
  * as a stack buffer would be. */
-static AM_THREAD_LOCAL char local_buffer[AM_MONOTONIC_LOCAL_BYTES];
+/* aligned, so the whole buffer is usable wherever the linker puts it */
+static AM_THREAD_LOCAL _Alignas(16) char local_buffer[AM_MONOTONIC_LOCAL_BYTES];
 static AM_THREAD_LOCAL int local_in_use;
 #endif
 
