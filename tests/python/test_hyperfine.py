@@ -57,7 +57,7 @@ class FakeHyperfine(unittest.TestCase):
         cls.run_dir = os.path.join(cls.tmp.name, "results", "r1")
         os.makedirs(cls.run_dir)
         cls.p = subprocess.run([sys.executable, HF, "--compilers", "cc-one,cc-two", "--build-root", root,
-                                "--run", cls.run_dir, "--allocators", "system,ideal", "--size", "10",
+                                "--run", cls.run_dir, "--allocators", "system,ideal", "--workload", "thrash_pool", "--size", "10",
                                 "--reps", "7", "--runs", "12", "--hyperfine", cls.fake],
                                capture_output=True, text=True, timeout=120,
                                env=dict(os.environ, FAKE_HF_LOG=cls.log))
