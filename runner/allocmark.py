@@ -39,7 +39,7 @@ FALLBACK_BASELINE = "system"
 # 10, 810, 1810 for seed 004's) x 2 compilers = ~1350 cells, plus the swept
 # scenarios (contention: 6 W x 3 T; query_heap; mmap_pressure: 5 fractions),
 # about 1900 cells x 0.2 s = 6.5 min, and the builds take the rest.
-# --quick: the largest size only, T=2, 5 samples of 5 ms, one compiler: about
+# --quick: the largest size only, T=1 and 2, 5 samples of 5 ms, one compiler: about
 # 300 cells x 0.07 s = 25 s.
 DEFAULT_SAMPLES = 9
 DEFAULT_MIN_MS = 10.0
@@ -62,7 +62,7 @@ METRIC_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "
 # QUICK keeps a corner of the sweep. Budget of the default contention matrix:
 # 6 W x 3 T (1, 2 and 4 oversubscribed on 2 CPUs) x ~12 rows ~ 216 cells of
 # ~0.25 s (a repetition is ~5 ms of work per thread, see contention.c) ~ 1 min.
-QUICK_THREADS = (2,)
+QUICK_THREADS = (1, 2)
 QUICK_PARAMS = (0.0, 30.0, 500.0)  # contention's W 0 and 500; mmap_pressure's 0 and 30 %
 # Derived tables: each strategy against one reference row, per (threads, param):
 # for contention, shared heaps against independent per-thread pools (seed 002).

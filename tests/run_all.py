@@ -147,10 +147,12 @@ def main():
             print(f"slowest: {slowest(timed)}")
     if args.sanitizers:
         # the ASan+UBSan part of make check that fits here: the strategy
-        # tests of one row per strategy source, bug injections included
+        # tests of a few rows, bug injections included
         # (tests/run_check.py runs every row, and the rest)
         import run_check
-        rows = run_check.source_rows()
+        # four hand-written strategies whose poisoning is their own: the whole
+        # list (every source) costs ~8 min on 2 cores, past make test's budget
+        rows = [r for r in run_check.source_rows() if r in ("ideal", "pool", "monotonic", "tls_size_class")]
         print(f"== strategy tests under ASan+UBSan, rows {','.join(rows)} (--no-sanitizers to leave out)",
               flush=True)
         t0 = time.time()
