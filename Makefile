@@ -76,6 +76,10 @@ ROW_SRCS += allocators/counting.c
 # strategy-independent code the unit tests link directly
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/common/%.o,allocators/allocator.c allocators/boost_pool.c allocators/pool.c allocators/fast_pool.c)
 STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))
+# tests/strategy/test_<source>.c (test_monotonic.c ...) holds tests of one
+# strategy source only: it is built for that source's rows, the rest for all
+SOURCES := $(sort $(foreach r,$(ALL_ROWS),$(call row_field,$(r),2)))
+tests_of = $(filter-out $(addprefix test_,$(filter-out $(call row_field,$(1),2),$(SOURCES))),$(STRATEGY_TESTS))
 UNIT_TESTS := $(basename $(notdir $(wildcard tests/unit/*.c)))
 
 .PHONY: all test test-windows bench list report clean help deps hyperfine compare compiler-info check fuzz
@@ -122,7 +126,7 @@ $(BUILD)/unit/%$(EXE): tests/unit/%.c $(BUILD)/common/tests/check.o $(BUILD)/com
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $^ $(LDLIBS_ALL)
 
 CELLS := $(foreach r,$(ROWS),$(BUILD)/bin/am-cell-$(r)$(EXE) $(BUILD)/bin/am-cell-$(r)-stats$(EXE))
-TEST_BINS := $(foreach r,$(ROWS),$(foreach t,$(STRATEGY_TESTS),$(BUILD)/tests/$(r)/$(t)$(EXE))) \
+TEST_BINS := $(foreach r,$(ROWS),$(foreach t,$(call tests_of,$(r)),$(BUILD)/tests/$(r)/$(t)$(EXE))) \
              $(foreach t,$(UNIT_TESTS),$(BUILD)/unit/$(t)$(EXE))
 
 .PHONY: cells tests-build fuzz-build

@@ -59,6 +59,32 @@ def run_binary(path, timeout, prefix=(), extra=(), env_extra=None):
     return passed, failed, failures, time.time() - start
 
 
+def row_sources():
+    """{row: strategy source} from allocators/strategies.txt"""
+    rows = {}
+    with open(os.path.join(ROOT, "allocators", "strategies.txt")) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 4 and not line.startswith("#"):
+                rows[parts[0]] = parts[1]
+    return rows
+
+
+def built_for_row(path, sources=None):
+    """False for build/.../tests/<row>/test_<source> of another source: the
+    Makefile builds test_<source>.c for that source's rows only, and one left
+    from an older build is not run"""
+    sources = sources or row_sources()
+    row = os.path.basename(os.path.dirname(path))
+    name = os.path.basename(path)
+    if name.endswith(".exe"):
+        name = name[:-4]
+    own = sources.get(row)
+    if own is None or not name.startswith("test_"):
+        return True
+    return name[5:] == own or name[5:] not in sources.values()
+
+
 def default_jobs():
     return max(1, min(os.cpu_count() or 2, 2))
 
@@ -132,6 +158,8 @@ def main():
             top = os.path.join(ROOT, args.build, sub)
             for dirpath, _, files in os.walk(top):
                 bins += [os.path.join(dirpath, f) for f in files if not f.endswith((".o", ".d"))]
+        sources = row_sources()
+        bins = [b for b in bins if built_for_row(b, sources)]
         timed = []
         for path, (p, f, lines, secs) in run_binaries(sorted(bins), args.timeout, args.jobs,
                                                       shlex.split(args.runner)):

@@ -86,7 +86,8 @@ def binaries(build, subs=("tests", "unit"), rows=None):
             if sub == "tests" and rows is not None and os.path.basename(dirpath) not in rows:
                 continue
             bins += [os.path.join(dirpath, f) for f in files if not f.endswith((".o", ".d"))]
-    return sorted(bins)
+    sources = run_all.row_sources()
+    return sorted(b for b in bins if run_all.built_for_row(b, sources))
 
 
 def run_bins(bins, args, prefix=(), extra=(), env=None):

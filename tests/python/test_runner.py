@@ -266,7 +266,10 @@ class Interrupt(unittest.TestCase):
             env = dict(os.environ, AM_TEST_HANG="system/thrash_pool")
             cmd = [sys.executable, RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD),
                    "--out", out, "--timeout", "3", "--baseline", "system"] + TINY + ["--sizes", "10,210,410"]
-            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            # a shell's background job (make test &) ignores SIGINT, and so would
+            # the runner, which inherits that: give it the default disposition
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
             # every system cell hangs for 3 s; whatever the order, half a second
             # after the first cell is reported a system cell is still to come
             deadline = time.monotonic() + 30

@@ -1,7 +1,7 @@
 /* test_mmap_arena.c: what the mmap arenas promise beyond the contract: page-
  * granular chunks that double, the region list, eviction that keeps contents,
- * and for mmap_file a real shared file that is gone once released. Compiled
- * for every row; outside mmap_arena and mmap_file it holds no tests. */
+ * and for mmap_file a real shared file that is gone once released. Built for
+ * the mmap_arena and mmap_file rows only (the Makefile's test_<source>.c rule). */
 #if !defined(_WIN32)
 #define _POSIX_C_SOURCE 200809L
 #endif

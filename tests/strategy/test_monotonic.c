@@ -1,7 +1,7 @@
 /* test_monotonic.c: what the monotonic arena promises beyond the contract:
  * bump order, last-block rollback, in-place resize, chunk doubling, reset to
- * the first chunk, the local and caller buffers, the limit. Compiled for every
- * row like all strategy tests; outside the monotonic rows it holds no tests. */
+ * the first chunk, the local and caller buffers, the limit. Built for the
+ * monotonic rows only (the Makefile's test_<source>.c rule). */
 #include <stdlib.h>
 #include <string.h>
 

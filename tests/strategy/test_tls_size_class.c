@@ -1,7 +1,7 @@
 /* test_tls_size_class.c: what the thread-local size-class pool promises beyond
  * the contract: the class of every size, LIFO reuse within a class, carving
  * and blocks, per-thread heaps that stay apart, blocks given back when the
- * thread ends. Compiled for every row; outside tls_size_class it holds no tests. */
+ * thread ends. Built for the tls_size_class row only (test_<source>.c). */
 #include <stdlib.h>
 #include <string.h>
 
