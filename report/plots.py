@@ -3,6 +3,7 @@
 in results/<run>/plots/, with the .dat files gnuplot read in plots/data/.
 It does no statistics: medians, intervals and ratios come from the runner's CSV files.
 Usage: python3 report/plots.py results/<run>   (GNUPLOT=path overrides the gnuplot binary)"""
+import concurrent.futures
 import json
 import os
 import shutil
@@ -61,9 +62,28 @@ class Plotter:
         os.makedirs(self.data, exist_ok=True)
         self.made = []
         self.failed = []
+        self.jobs = []
 
     def draw(self, script, name, dat, meta, **params):
-        """Writes the data file, runs plots/<script>.gp; records the plot when both images exist."""
+        """Queues plots/<script>.gp on its data; run() draws the queue."""
+        self.jobs.append((script, name, dat, meta, params))
+
+    def draw_all(self):
+        """Draws the queued plots, one gnuplot per CPU at a time (each takes
+        a tenth of a second, and a run has about a hundred); keeps their order."""
+        workers = max(1, min(os.cpu_count() or 1, 4))
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            outcomes = list(pool.map(lambda job: self.render(*job), self.jobs))
+        self.jobs = []
+        for made, failed in outcomes:
+            if made:
+                self.made.append(made)
+            if failed:
+                self.failed.append(failed)
+
+    def render(self, script, name, dat, meta, params):
+        """Writes the data file, runs the script: (plot's manifest entry or
+        None, failure or None); a plot counts only when both images exist."""
         dat_path = os.path.join(self.data, name + ".dat")
         write_atomic(dat_path, dat)
         svg = os.path.join(self.out, name + ".svg")
@@ -75,24 +95,21 @@ class Plotter:
             p = subprocess.run([self.gnuplot, "-e", assign, os.path.join(SCRIPTS, script + ".gp")],
                                capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as e:
-            self.failed.append(f"{name}: {e}")
-            return
-        ok = p.returncode == 0 and all(os.path.getsize(t) > 0 for t in (tmp_svg, tmp_png)
-                                       if os.path.exists(t)) and os.path.exists(tmp_svg) \
-            and os.path.exists(tmp_png)
+            return None, f"{name}: {e}"
+        ok = p.returncode == 0 and all(os.path.exists(t) and os.path.getsize(t) > 0
+                                       for t in (tmp_svg, tmp_png))
         if not ok:
             err = (p.stderr.strip().splitlines() or ["no output"])[-1]
-            self.failed.append(f"{name}: gnuplot: {err}")
             for t in (tmp_svg, tmp_png):
                 if os.path.exists(t):
                     os.remove(t)
-            return
+            return None, f"{name}: gnuplot: {err}"
         os.replace(tmp_svg, svg)
         os.replace(tmp_png, png)
         meta.update(title=str(params.get("title", "")).replace("\n", " — "),
                     svg=os.path.relpath(svg, self.run.folder), png=os.path.relpath(png, self.run.folder),
                     data=os.path.relpath(dat_path, self.run.folder))
-        self.made.append(meta)
+        return meta, None
 
     def series(self, g, value):
         """Blocks 'x v...' per strategy with at least one point; value(row) -> tuple or None."""
@@ -245,6 +262,7 @@ def make_plots(run, quiet=False):
         for g in groups:
             p.group_plots(g)
         p.compiler_plots(groups)
+        p.draw_all()
         manifest.update(status="ok", plots=p.made, failed=p.failed)
         for f in p.failed:
             print(f"plots: {f}", file=sys.stderr)

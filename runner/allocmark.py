@@ -27,6 +27,7 @@ sys.path.insert(0, HERE)
 import crosscc  # noqa: E402
 import rundir  # noqa: E402
 import stats  # noqa: E402
+import pinning  # noqa: E402
 import tables  # noqa: E402
 
 DEFAULT_BASELINE = "monotonic"
@@ -129,6 +130,18 @@ def sizes_arg(s):
     return out
 
 
+def cpu_arg(s):
+    if s in ("auto", "none"):
+        return s
+    try:
+        v = int(s, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a CPU: '{s}' (give a CPU number, 'auto' or 'none')")
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"a CPU number is at least 0: '{s}'")
+    return v
+
+
 def names_arg(s):
     return [n.strip() for n in s.split(",") if n.strip()]
 
@@ -168,6 +181,9 @@ def make_parser():
     ap.add_argument("--quick", action="store_true",
                     help=f"small matrix: first and last size, {QUICK_SAMPLES} samples, "
                          f"min-ms {QUICK_MIN_MS:g}")
+    ap.add_argument("--cpu", type=cpu_arg, default="auto", metavar="N|auto|none",
+                    help="CPU for the single-threaded cells (default auto: the fastest in a short "
+                         "probe; none: wherever the OS puts them)")
     ap.add_argument("--timeout", type=positive_number, default=60.0, metavar="S",
                     help="seconds a cell may take before it is stopped and recorded failed (default 60)")
     ap.add_argument("--no-stats-tables", action="store_true",
@@ -258,10 +274,11 @@ def cell_env(tmpdir):
     return env
 
 
-def run_process(cmd, timeout, cwd, env=None):
+def run_process(cmd, timeout, cwd, env=None, preexec_fn=None):
     """Runs one cell process: (json or None, failure reason or None)."""
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env,
+                           preexec_fn=preexec_fn)
     except subprocess.TimeoutExpired:
         return None, f"timed out after {timeout:g} s"
     if p.returncode == -signal.SIGINT:
@@ -309,7 +326,9 @@ def measure(cell, args, cfg, scratch):
     cmd = [cell_exe(bindir, cell.strategy)] + common + [
         "--samples", str(cfg["samples"]), "--min-ms", repr(cfg["min_ms"])]
     env = cell_env(cfg.get("tmpdir"))
-    out, why = run_process(cmd, args.timeout, scratch, env)
+    pinner = cfg.get("pinner")
+    pin = pinning.preexec(pinner and pinner.refresh(), cell.threaded and cell.threads > 1)
+    out, why = run_process(cmd, args.timeout, scratch, env, pin)
     if why:
         cell.status, cell.reason = "failed", why
         return
@@ -324,7 +343,7 @@ def measure(cell, args, cfg, scratch):
         if not os.path.exists(exe):
             note = "no -stats binary"
         else:
-            sout, swhy = run_process([exe] + common + ["--stats-only"], args.timeout, scratch, env)
+            sout, swhy = run_process([exe] + common + ["--stats-only"], args.timeout, scratch, env, pin)
             if swhy:
                 note = "stats run: " + swhy
             else:
@@ -818,6 +837,7 @@ def make_meta(args, cfg, cells, started, state):
         "quick": cfg["quick"],
         "sizes": args.sizes or "default",
         "timeout_s": args.timeout,
+        "cpu_pinning": cfg["pinner"].note if cfg.get("pinner") else None,
         "timer_resolution_ns": min(res) if res else None,
         "hardware_counters": hw or "unknown: no cell finished",
         "cells": {"planned": len(cells), "ok": len(ok),
@@ -909,6 +929,14 @@ def run(args):
           f"{len(cfg['workloads'])} workloads), {cfg['samples']} samples of >= {cfg['min_ms']:g} ms, "
           f"seed {cfg['seed']}, baseline {cfg['baseline']}; writing {out_dir}", flush=True)
     cfg["static_meta"] = static_meta(args, cfg)
+    first = cfg["compilers"][0]
+    probe_row = cfg["baseline"] if cfg["baseline"] in cfg["rows_of"][first] else cfg["rows_of"][first][0]
+    try:
+        cfg["pinner"] = pinning.Pinner(cell_exe(bin_dir(args, first), probe_row), args.cpu)
+    except ValueError as e:
+        raise UsageError(str(e))
+    if cfg["pinner"].cpu is not None:
+        print(f"single-threaded cells run on CPU {cfg['pinner'].cpu} ({cfg['pinner'].note['why']})", flush=True)
     started = datetime.datetime.now()
     ratios = Ratios(cfg["baseline"], cfg["seed"])
     progress = Progress(len(cells), len(cfg["compilers"]) > 1)

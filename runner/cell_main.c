@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calibrate.h"
 #include "workload.h"
 
 typedef struct cell_args {
@@ -274,19 +275,34 @@ static int count_one(const cell_args *a, const am_workload *w, am_heap *h, am_ce
 static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c, int bad_sum) {
     uint64_t sum, ns;
     int status;
-    /* calibrate: double the repetitions until one sample lasts min_ms; these
+    /* calibrate: raise the repetitions until a sample lasts min_ms; these
      * runs are also the warm-up (pages touched, caches and predictors trained) */
     unsigned reps = a->reps ? a->reps : (w->reps ? w->reps(a->size) : 1);
     if (!reps) reps = 1;
-    uint64_t min_ns = (uint64_t)(a->min_ms * 1e6);
+    /* aim a quarter above min_ms: warmed-up samples run faster than these */
+    uint64_t min_ns = (uint64_t)(a->min_ms * 1e6 * 1.25);
+    if (!a->reps && reps > 1) {
+        /* one repetition first: a slow strategy (an ordered free list walked on
+         * every free) may need far fewer than the workload's starting count,
+         * and a sample need not last much longer than min_ms */
+        status = run_sample(w, h, c, a->seed, 1, &sum, &ns);
+        if (status != AM_OK) return not_ok(a, c, status);
+        reps = am_reps_from_one(reps, ns, min_ns);
+    }
+    int long_enough = 0; /* runs in a row at this count that lasted min_ns */
     for (;;) {
         status = run_sample(w, h, c, a->seed, reps, &sum, &ns);
         if (status != AM_OK) return not_ok(a, c, status);
-        if (a->reps || ns >= min_ns || reps >= (1u << 30)) break;
-        double grow = ns ? (double)min_ns / (double)ns * 1.2 : 16.0;
-        if (grow > 16) grow = 16;
-        if (grow < 2) grow = 2;
-        reps = (unsigned)(reps * grow);
+        if (a->reps || reps >= (1u << 30)) break;
+        /* twice in a row: a run that touched fresh pages or grew the heap is
+         * slower than the ones that follow, and one such run alone would fix
+         * a count too small for min_ms */
+        if (ns >= min_ns) {
+            if (++long_enough == 2) break;
+            continue;
+        }
+        long_enough = 0;
+        reps = am_reps_grow(reps, ns, min_ns);
     }
     /* one more warm-up at the final count, whose checksum is the reference check */
     status = run_sample(w, h, c, a->seed, reps, &sum, &ns);

@@ -152,6 +152,13 @@ class Tiny(unittest.TestCase):
         self.assertTrue(meta["hardware_counters"] == "available" or
                         meta["hardware_counters"].startswith("unavailable: "))
         self.assertEqual(meta["cells"], {"planned": 4, "ok": 4, "failed": 0, "not_run": 0})
+        pin = meta["cpu_pinning"]
+        if hasattr(os, "sched_getaffinity"):
+            # where the OS can pin, the cells ran on a CPU this process may use
+            self.assertIn(pin["pinned"], os.sched_getaffinity(0))
+            self.assertTrue(pin["why"])
+        else:
+            self.assertIsNone(pin["pinned"])
 
 
 class BadInput(unittest.TestCase):
@@ -190,6 +197,11 @@ class BadInput(unittest.TestCase):
         self.check(["--sizes", "10,x1"], "'x1'")
         self.check(["--seed", "-3"], "'-3'")
         self.check(["--timeout", "0"], "'0'")
+
+    def test_bad_cpu(self):
+        self.check(["--cpu", "fast"], "'fast'")
+        if hasattr(os, "sched_getaffinity"):
+            self.check(["--allocators", "system", "--cpu", "4096"], "--cpu 4096", "may use CPUs")
 
     def test_unknown_compiler(self):
         self.check(["--compilers", "nosuchcc"], "nosuchcc")

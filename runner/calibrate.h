@@ -1,0 +1,32 @@
+/* calibrate.h: how many repetitions a sample of a cell takes. The arithmetic
+ * only, so a test can drive it with made-up durations; cell_main.c runs the
+ * repetitions and feeds the durations in. */
+#ifndef AM_CALIBRATE_H
+#define AM_CALIBRATE_H
+
+#include <stdint.h>
+
+#include "platform.h"
+
+/* From one repetition's duration: the count that should fill target_ns with
+ * a fifth to spare, never above the workload's starting count (a slow
+ * strategy, e.g. an ordered free list walked on each free, may need one). */
+AM_INLINE unsigned am_reps_from_one(unsigned start, uint64_t one_ns, uint64_t target_ns) {
+    if (!one_ns) return start;
+    double enough = (double)target_ns / (double)one_ns * 1.2 + 1;
+    return enough < start ? (unsigned)enough : start;
+}
+
+/* After a run of reps that lasted ns < target_ns: a larger count. At most 16
+ * times larger (one run's duration is noisy), at least 10% and one more, so
+ * the count always grows and calibration ends. */
+AM_INLINE unsigned am_reps_grow(unsigned reps, uint64_t ns, uint64_t target_ns) {
+    double grow = ns ? (double)target_ns / (double)ns * 1.2 : 16.0;
+    if (grow > 16) grow = 16;
+    if (grow < 1.1) grow = 1.1;
+    double more = (double)reps * grow;
+    if (more >= 4294967295.0) return 4294967295u;
+    return (unsigned)more > reps ? (unsigned)more : reps + 1;
+}
+
+#endif

@@ -1,0 +1,108 @@
+"""pinning.py: which CPU the single-threaded cells run on.
+
+On the 2-vCPU virtual machines this suite is developed on, one vCPU ran the
+same cell 30% slower than the other, steadily, and an unpinned cell landed on
+either at random: medians of one cell jumped between two levels from process
+to process, which no number of samples inside a process can fix. So the
+runner probes each CPU it may use, runs every single-threaded cell on the
+fastest, and probes again every few seconds, as the slow and the fast vCPU
+were seen to swap; cells with several threads get every CPU. Where the OS has no affinity call
+(Windows, macOS) nothing is pinned and meta.json says so.
+"""
+import json
+import os
+import statistics
+import subprocess
+import time
+
+# a CPU must be this much faster than the last one to be chosen instead: near
+# ties would otherwise flip between runs for nothing
+CLEARLY_FASTER = 0.95
+REPROBE_S = 5.0
+
+
+def allowed_cpus():
+    """The CPUs this process may run on, or None where affinity is unknown."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    return sorted(os.sched_getaffinity(0))
+
+
+def probe_command(exe, reps):
+    """A short, fixed cell run: node-heavy, so it feels what the cells feel."""
+    return [exe, "--workload", "thrash_pool_map_list_unaligned", "--size", "1810",
+            "--samples", "3", "--reps", str(reps), "--seed", "1"]
+
+
+def probe_once(cmd, cpu):
+    """Median ns per repetition of cmd run on cpu alone, or None."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=20,
+                           preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+        d = json.loads(p.stdout.strip().splitlines()[-1])
+        return statistics.median(d["samples_ns"]) / d["reps"]
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError):
+        return None
+
+
+class Pinner:
+    """The CPU of the single-threaded cells, probed again every `every` seconds:
+    the slow vCPU and the fast one were seen to swap within a minute."""
+
+    def __init__(self, exe, request="auto", every=REPROBE_S):
+        self.exe, self.every = exe, every
+        self.cpus = allowed_cpus()
+        self.cpu, self.auto, self.last = None, False, 0.0
+        self.note = {"pinned": None}
+        self.probes, self.switches = 0, 0
+        if self.cpus is None:
+            self.note["why"] = "this OS has no CPU affinity call"
+        elif request == "none":
+            self.note["why"] = "--cpu none"
+        elif request != "auto":
+            if int(request) not in self.cpus:
+                raise ValueError(f"--cpu {request}: this process may use CPUs "
+                                 f"{', '.join(map(str, self.cpus))}")
+            self.cpu = int(request)
+            self.note = {"pinned": self.cpu, "why": "--cpu"}
+        elif len(self.cpus) == 1:
+            self.cpu = self.cpus[0]
+            self.note = {"pinned": self.cpu, "why": "the only CPU allowed"}
+        else:
+            self.auto = True
+            self.cpu = self.cpus[-1]
+            self.note = {"why": "the fastest CPU in a short probe (thrash_pool_map_list_unaligned "
+                                f"1810), probed again every {every:g} s"}
+            self.probe(rounds=2, reps=20)
+
+    def probe(self, rounds=1, reps=8):
+        timings = {}
+        for _ in range(rounds):  # alternating rounds, best of each: one slow moment decides nothing
+            for cpu in self.cpus:
+                ns = probe_once(probe_command(self.exe, reps), cpu)
+                if ns is not None:
+                    timings[cpu] = min(ns, timings.get(cpu, ns))
+        self.probes += 1
+        self.last = time.monotonic()
+        if timings:
+            best = min(timings, key=timings.get)
+            if self.cpu not in timings or timings[best] < CLEARLY_FASTER * timings[self.cpu]:
+                self.switches += best != self.cpu and self.probes > 1
+                self.cpu = best
+            self.note["probe_ns"] = {str(c): round(v) for c, v in sorted(timings.items())}
+        self.note.update({"pinned": self.cpu, "probes": self.probes, "switches": self.switches})
+
+    def refresh(self):
+        """Before a cell: probe again when the last probe is old."""
+        if self.auto and time.monotonic() - self.last >= self.every:
+            self.probe()
+        return self.cpu
+
+
+def preexec(cpu, threaded_with_many):
+    """preexec_fn for a cell: its CPU set (None: leave it as inherited)."""
+    cpus = allowed_cpus()
+    if cpus is None:
+        return None
+    target = set(cpus) if (cpu is None or threaded_with_many) else {cpu}
+    return lambda: os.sched_setaffinity(0, target)

@@ -1,0 +1,74 @@
+"""The choice of CPU for single-threaded cells (runner/pinning.py), with the
+probe replaced by made-up timings: the fastest CPU wins, near ties keep the
+current one, a later probe moves the cells when the CPUs swap speeds."""
+import os
+import sys
+import unittest
+from unittest import mock
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "runner"))
+import pinning  # noqa: E402
+
+
+class FakeProbe:
+    def __init__(self, speeds):
+        self.speeds = speeds  # {cpu: ns}, changed by the test between probes
+        self.calls = 0
+
+    def __call__(self, cmd, cpu):
+        self.calls += 1
+        return self.speeds.get(cpu)
+
+
+def pinner(speeds, request="auto"):
+    probe = FakeProbe(speeds)
+    with mock.patch.object(pinning, "allowed_cpus", return_value=[0, 1]), \
+            mock.patch.object(pinning, "probe_once", probe):
+        p = pinning.Pinner("am-cell-x", request, every=0.0)
+    return p, probe
+
+
+class Choice(unittest.TestCase):
+    def test_fastest_cpu_wins(self):
+        p, probe = pinner({0: 80.0, 1: 108.0})
+        self.assertEqual(p.cpu, 0)
+        self.assertEqual(probe.calls, 4)  # two rounds over two CPUs
+        self.assertEqual(p.note["probe_ns"], {"0": 80, "1": 108})
+
+    def test_near_tie_keeps_the_last_cpu(self):
+        p, _ = pinner({0: 98.0, 1: 100.0})
+        self.assertEqual(p.cpu, 1)
+
+    def test_reprobe_follows_a_swap(self):
+        p, probe = pinner({0: 108.0, 1: 80.0})
+        self.assertEqual(p.cpu, 1)
+        probe.speeds.update({0: 80.0, 1: 108.0})
+        with mock.patch.object(pinning, "probe_once", probe):
+            self.assertEqual(p.refresh(), 0)
+        self.assertEqual((p.note["pinned"], p.note["switches"], p.note["probes"]), (0, 1, 2))
+
+    def test_failed_probe_keeps_a_cpu(self):
+        p, _ = pinner({})
+        self.assertEqual(p.cpu, 1)
+
+    def test_fixed_and_none(self):
+        p, probe = pinner({0: 1.0, 1: 2.0}, request=1)
+        self.assertEqual((p.cpu, probe.calls), (1, 0))
+        p, _ = pinner({0: 1.0}, request="none")
+        self.assertIsNone(p.cpu)
+        with self.assertRaises(ValueError):
+            pinner({}, request=7)
+
+    def test_preexec_sets_one_cpu_or_all(self):
+        if not hasattr(os, "sched_setaffinity"):
+            self.skipTest("no CPU affinity on this OS")
+        with mock.patch.object(os, "sched_setaffinity") as setaff, \
+                mock.patch.object(pinning, "allowed_cpus", return_value=[0, 1]):
+            pinning.preexec(1, False)()
+            pinning.preexec(1, True)()
+            pinning.preexec(None, False)()
+        self.assertEqual([c.args[1] for c in setaff.call_args_list], [{1}, {0, 1}, {0, 1}])
+
+
+if __name__ == "__main__":
+    unittest.main()
