@@ -307,7 +307,7 @@ class Page:
         body = (f'<p>For each workload, the fastest strategy at the largest size measured, and its median '
                 f'time per operation relative to <code>system</code> and to the baseline '
                 f'(<code>{esc(base)}</code>).' + (f' Lower bounds ({esc(", ".join(bounds))}) are left out of '
-                f'"fastest" and shown apart.' if bounds else "") + '</p>{self.legend()}<div class="scroll"><table id="summary-table">'
+                f'"fastest" and shown apart.' if bounds else "") + f'</p>{self.legend()}<div class="scroll"><table id="summary-table">'
                 f'<thead><tr>{"".join(f"<th>{esc(h)}</th>" for h in head)}</tr></thead>'
                 f'<tbody>{"".join(rows)}</tbody></table></div>{failed}')
         self.section("summary", "Summary", body)

@@ -149,6 +149,39 @@ def runs_block(runs, markdown):
     return "\n".join(out)
 
 
+WITHIN = 0.05  # the repeatability goal: medians within 5% of run A's
+
+
+def agreement(rows, ids):
+    """{run id: (cells within WITHIN of A, cells with a median in both, {workload: (within, n)})}
+    from the CSV rows; how repeatable two runs of one machine were."""
+    out = {}
+    for row in rows:
+        run, ratio = row[6], row[11]
+        if run == ids[0] or ratio in ("", None):
+            continue
+        within, n, per = out.setdefault(run, (0, 0, {}))
+        ok = abs(float(ratio) - 1) <= WITHIN
+        w = per.get(row[2], (0, 0))
+        per[row[2]] = (w[0] + ok, w[1] + 1)
+        out[run] = (within + ok, n + 1, per)
+    return out
+
+
+def agreement_block(rows, ids, markdown):
+    lines = []
+    for run, (within, n, per) in agreement(rows, ids).items():
+        worst = sorted(per.items(), key=lambda kv: kv[1][0] / kv[1][1])[:3]
+        lines.append(f"{run}: {within} of {n} cells ({100.0 * within / n:.0f}%) have a median within "
+                     f"{WITHIN:.0%} of A's; fewest: " +
+                     ", ".join(f"{w} {a}/{b}" for w, (a, b) in worst))
+    if not lines:
+        return ""
+    head = "Agreement with A"
+    return (f"## {head}\n\n" if markdown else f"\n{head}:\n") + \
+        "".join(("- " if markdown else "  ") + x + "\n" for x in lines)
+
+
 def mismatch_block(mismatches, markdown):
     if not mismatches:
         return ("" if markdown else "\n") + "Every cell is in every run.\n"
@@ -179,10 +212,11 @@ def main(argv=None):
         print(f"compare: cannot create '{out_dir}': {e.strerror or e}", file=sys.stderr)
         return 2
     rows, tbls, mismatches = compare(runs)
+    ids = letters(len(runs))
     text = (f"Runs compared (ratios to A):\n{runs_block(runs, False)}\n\n" + tables.render_text(tbls) +
-            mismatch_block(mismatches, False))
+            agreement_block(rows, ids, False) + mismatch_block(mismatches, False))
     md = (f"# allocmark: {len(runs)} runs compared\n\nRatios are to A.\n\n{runs_block(runs, True)}\n\n" +
-          tables.render_markdown(tbls) + mismatch_block(mismatches, True))
+          tables.render_markdown(tbls) + agreement_block(rows, ids, True) + mismatch_block(mismatches, True))
     rundir.write_atomic(os.path.join(out_dir, "compare.csv"), rundir.csv_text(CSV_COLS, rows))
     rundir.write_atomic(os.path.join(out_dir, "compare.txt"), text)
     rundir.write_atomic(os.path.join(out_dir, "compare.md"), md)

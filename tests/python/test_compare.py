@@ -96,6 +96,12 @@ class TwoRuns(unittest.TestCase):
         with open(os.path.join(self.out, "compare.md")) as f:
             self.assertIn("## Cells not in every run (2):", f.read())
 
+    def test_agreement_counts_cells_within_five_percent(self):
+        # B has a ratio for two cells: 1.5 (out) and 0.99 (within 5%); failed
+        # and missing cells are not counted
+        self.assertIn("B: 1 of 2 cells (50%) have a median within 5% of A's", self.text)
+        self.assertIn("thrash_pool 1/2", self.text)
+
     def test_identical_runs_have_no_mismatch(self):
         out = os.path.join(self.tmp.name, "same")
         p = compare([self.a, self.a, "--out", out])

@@ -71,6 +71,8 @@ class ReportOfGoodFolder(unittest.TestCase):
         self.assertNotIn("@import", self.page)
         ids = [n.attrs["id"] for n in self.root.iter() if "id" in n.attrs]
         self.assertEqual(len(ids), len(set(ids)), "ids are unique across inlined plots")
+        # no template text left unformatted (a literal "{self.legend()}" once showed)
+        self.assertNotRegex(self.page, r"\{(self|esc|fmt|run|g)\b[.(]")
 
     def test_table_of_contents_links_to_sections(self):
         toc = self.root.find_all("nav")[0]

@@ -1,7 +1,11 @@
-"""Opens the report in a real browser (headless Chromium): the summary table is in the DOM and
-the screenshot is not blank. The screenshot is kept next to the report (report-screenshot.png).
-Skipped, with the reason, when Chromium is missing and cannot be installed.
-AM_REPORT_RUN=results/<id> checks that run's report instead of a synthetic folder."""
+"""Opens the report of a real quick run in a real browser (headless Chromium): the summary
+table is in the DOM, each measured workload has its section, and the screenshot is not blank.
+The run is `allocmark.py --quick` on a slice of the matrix (three strategies, three workloads,
+one of them threaded), measured here, so the page shows what `make bench QUICK=1` gives, in a
+few seconds instead of a minute. The screenshot is kept next to the report
+(build/test-report-browser/quick/report-screenshot.png). Skipped, with the reason, when
+Chromium is missing and cannot be installed.
+AM_REPORT_RUN=results/<id> checks that run's report instead (e.g. a whole QUICK=1 run)."""
 import os
 import shutil
 import struct
@@ -14,7 +18,10 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-import fake_results  # noqa: E402
+import test_runner  # noqa: E402  (the build folder and the cells it builds)
+
+QUICK_SLICE = ["--allocators", "system,ideal,pool", "--baseline", "system",
+               "--workloads", "thrash_pool_map_list_unaligned,list_iterate,contention"]
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -106,6 +113,16 @@ def browse(folder, chromium, tmp):
     return shot, p.stdout
 
 
+def quick_run(folder):
+    """A real --quick run of QUICK_SLICE into folder (its rows built first)."""
+    rows = QUICK_SLICE[1]
+    subprocess.run(["make", "--no-print-directory", "-j2", "cells", "ALLOCATORS=" + rows],
+                   cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    p = test_runner.run(["--quick", "--seed", "3", "--out", folder] + QUICK_SLICE, timeout=300)
+    if p.returncode != 0:
+        raise AssertionError(f"the quick run failed ({p.returncode}): {p.stderr[-2000:]}")
+
+
 class ReportInBrowser(unittest.TestCase):
     def test_report_renders_in_chromium(self):
         chromium = find_chromium()
@@ -116,17 +133,21 @@ class ReportInBrowser(unittest.TestCase):
             folder = os.environ.get("AM_REPORT_RUN")
             if not folder:
                 # kept under build/ so the screenshot can be looked at after the test
-                folder = os.path.join(ROOT, "build", "test-report-browser", "synthetic")
+                folder = os.path.join(ROOT, "build", "test-report-browser", "quick")
                 shutil.rmtree(folder, ignore_errors=True)
-                fake_results.make(folder, **fake_results.SMALL, extras=True)
-            subprocess.run([sys.executable, os.path.join(ROOT, "report", "report.py"), folder],
-                           capture_output=True, timeout=600)
-            self.assertTrue(os.path.exists(os.path.join(folder, "report.html")))
+                quick_run(folder)
+            p = subprocess.run([sys.executable, os.path.join(ROOT, "report", "report.py"), folder],
+                               capture_output=True, text=True, timeout=600)
+            self.assertTrue(os.path.exists(os.path.join(folder, "report.html")), p.stderr)
+            with open(os.path.join(folder, "summary.csv")) as f:
+                workloads = {line.split(",")[2] for line in f.readlines()[1:] if line.count(",") > 2}
             shot, dom = browse(folder, chromium, tmp)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         self.assertIn('id="summary-table"', dom)
         self.assertIn('class="row best"', dom)
+        for w in workloads:  # every measured workload has its section
+            self.assertIn(f'id="w-{w}', dom)
         self.assertTrue(os.path.exists(shot), "chromium wrote no screenshot")
         width, height, counts = colour_counts(shot, row_step=4)
         self.assertEqual((width, height), (1280, 2000))
