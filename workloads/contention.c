@@ -99,6 +99,14 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
         return 0;
     }
 #endif
+#if !AM_FREE_REUSES
+    /* each thread's 200,000 blocks would all be fresh memory, first-touch page
+     * faults would be the measure, and the row is no candidate for a
+     * long-running allocate/free stream anyway */
+    c->reason = "free does not reuse memory: not a pool for a long allocate/free stream";
+    *status = AM_ERR_NA;
+    return 0;
+#endif
     if (n > CT_MAX_THREADS) { *status = AM_ERR_FAILED; return 0; }
     double per_ns = calibrated_loops_per_ns();
     am_cell_metric(c, "work_loop_per_ns", per_ns);

@@ -1,7 +1,7 @@
-"""The runner's threads x param sweep on a tiny matrix (pool and fast_pool,
+"""The runner's threads x param sweep on a tiny matrix (pool, fast_pool and ideal,
 the contention workload, QUICK's corner: threads 1 and 2, param 0 and 500):
 one cell per (threads, param), fast_pool skipped where two threads would race
-on its shared pools, the tables' rows per (threads, param) with n/a, the
+on its shared pools, ideal skipped everywhere (its free reuses nothing), the tables' rows per (threads, param) with n/a, the
 derived table against pool, and the counting table file. Also the thread
 sweep's shape for a few CPU counts."""
 import csv
@@ -16,7 +16,7 @@ sys.path.insert(0, HERE)
 import test_runner as tr  # noqa: E402
 import allocmark  # noqa: E402
 
-ROWS = "pool,fast_pool"
+ROWS = "pool,fast_pool,ideal"
 
 
 class ThreadSweep(unittest.TestCase):
@@ -65,6 +65,10 @@ class Sweep(unittest.TestCase):
             if r["strategy"] == "fast_pool" and r["threads"] == "2":
                 self.assertEqual(r["status"], "skipped")
                 self.assertIn("not safe", r["reason"])
+            elif r["strategy"] == "ideal":
+                # no reuse: every block would be fresh memory, whatever the threads
+                self.assertEqual(r["status"], "skipped")
+                self.assertIn("does not reuse", r["reason"])
             else:
                 self.assertEqual(r["status"], "ok", r)
                 # ops = threads x iterations: 3000 at W=0, 3000 x 25 / 500 = 150 at W=500
