@@ -94,6 +94,7 @@ tbody tr td.faster { background:var(--fast-bg); color:var(--fast); }
 tbody tr td.slower { background:var(--slow-bg); color:var(--slow); }
 tbody tr td.same { background:var(--same-bg); color:#555; }
 tbody tr td.base, tbody tr td.nointerval { color:var(--muted); font-style:italic; }
+tbody tr td.na { color:#777; text-align:center; font-style:italic; }
 tbody tr td.failed { background:repeating-linear-gradient(135deg,#fff 0 6px,#f7e4e2 6px 12px);
   color:var(--slow); text-align:center; font-size:12.5px; }
 .legend { display:flex; flex-wrap:wrap; gap:8px 16px; font-size:12.5px; color:var(--muted);
@@ -223,6 +224,11 @@ class Page:
             for x in xs:
                 row = g.cell.get((s, x))
                 attrs = f' data-strategy="{esc(s)}" data-x="{esc(x)}"'
+                if run.skipped(row):
+                    reason = row.get("reason") or "does not apply"
+                    cells.append(f'<td class="na" colspan="2" title="{esc(reason, quote=True)}"{attrs}>'
+                                 f'n/a</td>')
+                    continue
                 if row is not None and not run.ok(row):
                     reason = row.get("reason") or "no reason given"
                     cells.append(f'<td class="failed" colspan="2" title="{esc(reason, quote=True)}"{attrs}>'
@@ -301,9 +307,13 @@ class Page:
                 row = g.cell.get((b, x))
                 cells.append(f'<td class="num">{fmt(row["median_ns_per_op"]) if run.ok(row) else "—"}</td>')
             rows.append("<tr>" + "".join(cells) + "</tr>")
-        nfail = sum(1 for r in run.summary if not run.ok(r))
+        nfail = sum(1 for r in run.summary if not run.ok(r) and not run.skipped(r))
+        nskip = sum(1 for r in run.summary if run.skipped(r))
         failed = (f'<p><strong>{nfail} cell{"s" if nfail != 1 else ""} failed</strong> — see '
                   f'<a href="#failed">failed cells</a>.</p>') if nfail else ""
+        if nskip:
+            failed += (f'<p>{nskip} cell{"s" if nskip != 1 else ""} skipped: the workload does not apply to '
+                       f'that strategy (<a href="#failed">why</a>).</p>')
         body = (f'<p>For each workload, the fastest strategy at the largest size measured, and its median '
                 f'time per operation relative to <code>system</code> and to the baseline '
                 f'(<code>{esc(base)}</code>).' + (f' Lower bounds ({esc(", ".join(bounds))}) are left out of '
@@ -528,15 +538,19 @@ class Page:
         bad = [r for r in run.summary if not run.ok(r)]
         if not bad:
             return
+        bad.sort(key=run.skipped)  # failures first
         rows = "".join(f'<tr><td class="row">{esc(r["compiler"])}</td><td class="row">{esc(r["strategy"])}</td>'
                        f'<td class="row">{esc(r["workload"])}</td><td class="num">{esc(r["size"])}</td>'
                        f'<td class="num">{esc(r["threads"])}</td><td class="num">{esc(r["param"])}</td>'
+                       f'<td>{"skipped" if run.skipped(r) else "failed"}</td>'
                        f'<td>{esc(r.get("reason") or "no reason given")}</td></tr>' for r in bad)
-        self.section("failed", "Failed cells", '<p>Cells whose process failed, timed out or gave a wrong '
-                     'checksum; their tables show "failed" and their plots leave the point out.</p>'
+        title = "Failed and skipped cells" if any(run.skipped(r) for r in bad) else "Failed cells"
+        self.section("failed", title, '<p>Failed: the process crashed, timed out or gave a wrong '
+                     'checksum; their tables show "failed" and their plots leave the point out. Skipped: '
+                     'the workload does not apply to the strategy (tables show "n/a").</p>'
                      '<div class="scroll"><table><thead><tr><th>compiler</th><th>strategy</th><th>workload</th>'
-                     f'<th>size</th><th>threads</th><th>param</th><th>reason</th></tr></thead><tbody>{rows}'
-                     '</tbody></table></div>')
+                     f'<th>size</th><th>threads</th><th>param</th><th>status</th><th>reason</th></tr></thead>'
+                     f'<tbody>{rows}</tbody></table></div>')
 
     def method_section(self):
         m = self.run.meta

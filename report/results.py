@@ -197,6 +197,10 @@ class Run:
     def ok(self, row):
         return row is not None and row["status"] == "ok" and row["median_ns_per_op"] is not None
 
+    def skipped(self, row):
+        """The workload does not apply to the strategy (the cell says why): not a failure."""
+        return row is not None and row["status"] == "skipped"
+
     def groups(self):
         """One Group per (workload, compiler, variant): the cells of one plot/table."""
         out = []

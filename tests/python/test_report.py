@@ -115,7 +115,7 @@ class ReportOfGoodFolder(unittest.TestCase):
             td = self.cell(table, r["strategy"], r["size"], "t")
             self.assertEqual(float(td.text().replace(",", "")), three_sig(float(r["median_ns_per_op"])))
             checked += 1
-        self.assertEqual(checked, 17)  # 3 x 2 x 3 cells, one failed
+        self.assertEqual(checked, 16)  # 3 x 2 x 3 cells, one failed, one skipped
 
     def test_ratios_and_intervals_match_ratios_csv(self):
         for r in self.ratios:
@@ -147,6 +147,20 @@ class ReportOfGoodFolder(unittest.TestCase):
         self.assertIn("failed", cells[0].classes())
         self.assertIn("out of memory at limit", cells[0].text())
         self.assertIn("out of memory at limit", self.root.by_id("failed").text())
+
+    def test_skipped_cell_is_na_not_failed(self):
+        table = self.root.by_id("t-thrash_pool-gcc")
+        cells = table.find_all("td", data_strategy="monotonic", data_x="16")
+        self.assertEqual(len(cells), 1)
+        self.assertIn("na", cells[0].classes())
+        self.assertEqual(cells[0].text().strip(), "n/a")
+        self.assertIn("does not apply to this row", cells[0].attrs["title"])
+        summary = self.root.by_id("summary").text()
+        self.assertIn("1 cell failed", summary)  # the skipped one is not counted as failed
+        self.assertIn("1 cell skipped", summary)
+        listing = self.root.by_id("failed").text()
+        self.assertIn("skipped", listing)
+        self.assertIn("does not apply to this row", listing)
 
     def test_summary_names_fastest_at_largest_size(self):
         table = self.root.by_id("summary-table")
