@@ -5,6 +5,7 @@ It does no statistics: medians, intervals and ratios come from the runner's CSV 
 Usage: python3 report/plots.py results/<run>   (GNUPLOT=path overrides the gnuplot binary)"""
 import concurrent.futures
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -18,6 +19,7 @@ SCRIPTS = os.path.join(ROOT, "plots")
 COLOURS = ("#0072B2 #D55E00 #009E73 #CC79A7 #E69F00 #56B4E9 #000000 #882255 #44AA99 #999933 "
            "#332288 #AA4499 #666666 #117733 #DDAA33 #6699CC").split()
 MANIFEST = "index.json"
+BARS_LOG_SPAN = 30  # bars that span more than this ratio get a log axis
 
 
 def find_gnuplot():
@@ -51,6 +53,15 @@ def write_atomic(path, text):
 
 def num(x):
     return repr(float(x))
+
+
+def bars_axis(fast, slow):
+    """(log axis?, where the bars start) for bars from fast to slow: a log axis
+    once they span more than BARS_LOG_SPAN, starting at the power of ten below
+    half the fastest, so the shortest bar still shows."""
+    if fast > 0 and slow / fast > BARS_LOG_SPAN:
+        return True, 10.0 ** math.floor(math.log10(fast / 2))
+    return False, 0.0
 
 
 class Plotter:
@@ -176,9 +187,12 @@ class Plotter:
                                 f"{num(hi if hi is not None else m)} {colour}"))
         if bars:
             bars.sort(key=lambda b: -b[0])
+            logx, xlo = bars_axis(bars[-1][0], bars[0][0])
             self.draw("bars", base + "-bars", "\n".join(b[1] for b in bars) + "\n",
-                      dict(meta, kind="bars", caption=f"All strategies at {g.axis} {x}, fastest at the top"),
-                      title=self.title(g, f"{g.axis} {x}"), svg_h=max(260, 130 + 28 * len(bars)))
+                      dict(meta, kind="bars", caption=f"All strategies at {g.axis} {x}, fastest at the top"
+                           + (", log scale (they span more than 30x)" if logx else "")),
+                      title=self.title(g, f"{g.axis} {x}"), svg_h=max(260, 130 + 28 * len(bars)),
+                      logx=int(logx), xlo=float(xlo))
 
         def rss(s, row):
             v = row.get("peak_rss_bytes")

@@ -14,6 +14,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import fake_results  # noqa: E402
 import htmlcheck  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "report"))
+import plots  # noqa: E402
 
 REPORT = os.path.join(ROOT, "report", "report.py")
 
@@ -259,6 +261,16 @@ class ReportOfDamagedFolder(unittest.TestCase):
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
         self.assertIn("no such results folder", p.stderr)
+
+
+
+class BarsAxis(unittest.TestCase):
+    def test_log_axis_only_for_a_wide_span(self):
+        # alloc_bulk at 256 once: monotonic 4.48 ns, Boost.Pool's ordered free 8,520 ns
+        self.assertEqual(plots.bars_axis(4.48, 8520.0), (True, 1.0))
+        self.assertEqual(plots.bars_axis(40.0, 2000.0), (True, 10.0))
+        self.assertEqual(plots.bars_axis(10.0, 200.0), (False, 0.0))
+        self.assertEqual(plots.bars_axis(0.0, 5.0), (False, 0.0))
 
 
 if __name__ == "__main__":
