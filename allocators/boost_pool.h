@@ -19,6 +19,7 @@
 #ifndef AM_BOOST_POOL_H
 #define AM_BOOST_POOL_H
 
+#include <string.h>
 #include "types.h"
 #include "sanitize.h"
 
@@ -113,6 +114,15 @@ AM_INLINE void bp_set_next(void *chunk, void *next) {
 AM_INLINE void *bp_handout(void *c, size_t n) {
     if (c) am_unpoison(c, n);
     return c;
+}
+
+/* std::allocator has no realloc: a container allocates, copies and frees. Copies
+ * what fits of p's old_n bytes into q, the new block (NULL when none could be
+ * had: p stays as it was); nonzero when p is then to be freed. */
+AM_INLINE int bp_moved(void *q, const void *p, size_t old_n, size_t new_n) {
+    if (!q || !p) return 0;
+    memcpy(q, p, old_n < new_n ? old_n : new_n);
+    return 1;
 }
 
 /* Boost's pool::malloc(): pop, or a new block when the list is empty. */

@@ -2,7 +2,6 @@
  * purges them), arrays, and the calls that go around the pools. */
 #include "fast_pool.h"
 #include <stdlib.h>
-#include <string.h>
 
 fast_pool_shared fast_pool_singletons;
 
@@ -78,10 +77,7 @@ void fast_pool_free_aligned(fast_pool_heap *h, void *p, size_t n, size_t align) 
 
 void *fast_pool_realloc(fast_pool_heap *h, void *p, size_t old_n, size_t new_n) {
     void *q = fast_pool_alloc(h, new_n);
-    if (q && p) {
-        memcpy(q, p, old_n < new_n ? old_n : new_n);
-        fast_pool_free(h, p, old_n);
-    }
+    if (bp_moved(q, p, old_n, new_n)) fast_pool_free(h, p, old_n);
     return q;
 }
 
@@ -113,10 +109,7 @@ void fast_pool_free_array(fast_pool_heap *h, void *c, size_t count, size_t elem)
 
 void *fast_pool_realloc_array(fast_pool_heap *h, void *p, size_t old_count, size_t new_count, size_t elem) {
     void *q = fast_pool_alloc_array(h, new_count, elem);
-    if (q && p) {
-        memcpy(q, p, (old_count < new_count ? old_count : new_count) * elem);
-        fast_pool_free_array(h, p, old_count, elem);
-    }
+    if (bp_moved(q, p, old_count * elem, new_count * elem)) fast_pool_free_array(h, p, old_count, elem);
     return q;
 }
 

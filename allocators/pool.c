@@ -2,7 +2,6 @@
  * the element's pool), resizes by allocate-copy-free, and the heap's life. */
 #include "pool.h"
 #include <stdlib.h>
-#include <string.h>
 
 pool_heap *pool_create(const am_options *o) {
     pool_heap *h = calloc(1, sizeof *h);
@@ -26,13 +25,9 @@ void pool_free_aligned(pool_heap *h, void *p, size_t n, size_t align) {
     bp_big_free(&h->set, p);
 }
 
-/* std::allocator has no realloc: containers allocate, copy and free */
 void *pool_realloc(pool_heap *h, void *p, size_t old_n, size_t new_n) {
     void *q = pool_alloc(h, new_n);
-    if (q && p) {
-        memcpy(q, p, old_n < new_n ? old_n : new_n);
-        pool_free(h, p, old_n);
-    }
+    if (bp_moved(q, p, old_n, new_n)) pool_free(h, p, old_n);
     return q;
 }
 
@@ -54,10 +49,7 @@ void pool_free_array(pool_heap *h, void *p, size_t count, size_t elem) {
 /* a vector never grows in place under pool_allocator */
 void *pool_realloc_array(pool_heap *h, void *p, size_t old_count, size_t new_count, size_t elem) {
     void *q = pool_alloc_array(h, new_count, elem);
-    if (q && p) {
-        memcpy(q, p, (old_count < new_count ? old_count : new_count) * elem);
-        pool_free_array(h, p, old_count, elem);
-    }
+    if (bp_moved(q, p, old_count * elem, new_count * elem)) pool_free_array(h, p, old_count, elem);
     return q;
 }
 

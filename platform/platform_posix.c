@@ -33,16 +33,6 @@ uint64_t am_now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-double am_timer_resolution_ns(void) {
-    uint64_t best = UINT64_MAX;
-    for (int i = 0; i < 64; i++) {
-        uint64_t a = am_now_ns(), b;
-        while ((b = am_now_ns()) == a) {}
-        if (b - a < best) best = b - a;
-    }
-    return (double)best;
-}
-
 struct am_thread { pthread_t id; am_thread_fn fn; void *arg; };
 
 static void *thread_trampoline(void *p) {

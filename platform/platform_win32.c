@@ -57,16 +57,6 @@ uint64_t am_now_ns(void) {
     return ticks / freq * 1000000000u + ticks % freq * 1000000000u / freq;
 }
 
-double am_timer_resolution_ns(void) {
-    uint64_t best = UINT64_MAX;
-    for (int i = 0; i < 64; i++) {
-        uint64_t a = am_now_ns(), b;
-        while ((b = am_now_ns()) == a) {}
-        if (b - a < best) best = b - a;
-    }
-    return (double)best;
-}
-
 /* ---- threads and locks ---- */
 
 struct am_thread { HANDLE handle; am_thread_fn fn; void *arg; };

@@ -221,12 +221,7 @@ class Plotter:
     def compiler_plots(self, groups):
         """Per workload and variant with several compilers: each strategy under each compiler."""
         run = self.run
-        by = {}
-        for g in groups:
-            by.setdefault((g.workload, g.label), []).append(g)
-        for (w, label), gs in by.items():
-            if len(gs) < 2:
-                continue
+        for w, label, gs in results.compiler_sets(groups):
             x = gs[0].largest_x()
             compilers = [g.compiler for g in gs]
             lines = []

@@ -358,12 +358,7 @@ class Page:
             first = run.compilers[0]
             body.append(f'<p>The same strategies built by each compiler; the last columns divide by '
                         f'<code>{esc(first)}</code>\'s median (point estimate, no interval).</p>')
-            by = {}
-            for g in groups:
-                by.setdefault((g.workload, g.label), []).append(g)
-            for (w, label), gs in by.items():
-                if len(gs) < 2:
-                    continue
+            for w, label, gs in results.compiler_sets(groups):
                 x = gs[0].largest_x()
                 title = f"{w}" + (f" · {label}" if label else "") + f" at {gs[0].axis} {x}"
                 body.append(f"<h3>{esc(title)}</h3>")

@@ -308,6 +308,15 @@ class Group:
         return {"size": "size (elements)", "threads": "threads", "param": "parameter"}[self.axis]
 
 
+def compiler_sets(groups):
+    """(workload, variant label, groups) for each workload and variant measured
+    with more than one compiler, the groups in the run's compiler order."""
+    by = {}
+    for g in groups:
+        by.setdefault((g.workload, g.label), []).append(g)
+    return [(w, label, gs) for (w, label), gs in by.items() if len(gs) >= 2]
+
+
 def load(folder):
     return Run(folder)
 

@@ -127,12 +127,7 @@ def compare(runs):
     for (compiler, workload, threads, param), lines in groups.items():
         header = ["strategy", "size"] + [f"{ids[i]} {labels[i]} {compiler_text(r, compiler)}"
                                          for i, r in enumerate(runs)] + [f"{x}/{ids[0]}" for x in ids[1:]]
-        extra = []
-        if threads not in ("", "1"):
-            extra.append(f"threads {threads}")
-        if param not in ("", "0", "0.0"):
-            extra.append(f"param {param}")
-        out.append({"title": f"{compiler}: {workload}" + (f" ({', '.join(extra)})" if extra else ""),
+        out.append({"title": f"{compiler}: {workload}" + tables.variant_suffix(threads, param),
                     "header": header, "rows": lines, "legend": LEGEND})
     return rows, out, mismatches
 

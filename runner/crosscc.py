@@ -84,12 +84,7 @@ def build(run, compilers=None, reference=None):
                 rows.append([workload, strategy, size, threads, param, c, reference,
                              _num(med), _num(ratio), _num(lo), _num(hi), "1" if sig else "0"])
             lines.append(line + ratio_cells)
-        extra = []
-        if threads not in ("", "1"):
-            extra.append(f"threads {threads}")
-        if param not in ("", "0", "0.0"):
-            extra.append(f"param {param}")
-        out.append({"title": f"{workload}: {strategy}" + (f" ({', '.join(extra)})" if extra else ""),
+        out.append({"title": f"{workload}: {strategy}" + tables.variant_suffix(threads, param),
                     "header": header, "rows": lines, "legend": LEGEND.format(ref=reference)})
     return rows, out
 

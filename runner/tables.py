@@ -20,6 +20,17 @@ def _three_digits(v):
     return f"{v:.2f}"
 
 
+def variant_suffix(threads, param):
+    """" (threads 4, param 100)" for a table title: what differs from one thread
+    and param 0, or "" where nothing does."""
+    extra = []
+    if threads not in ("", "1"):
+        extra.append(f"threads {threads}")
+    if param not in ("", "0", "0.0"):
+        extra.append(f"param {param}")
+    return f" ({', '.join(extra)})" if extra else ""
+
+
 def format_time(ns):
     """Nanoseconds with a unit that keeps 1 to 3 digits before the point."""
     if ns is None or ns == "":
@@ -138,12 +149,7 @@ def build(summary, ratios, baseline, strategies=None, cpus=None):
                     line.append(format_ratio(float(q["ratio"]), float(q["ci_low"]),
                                              float(q["ci_high"]), _truthy(q["significant"])))
             out_rows.append(line)
-        extra = []
-        if threads not in ("", "1"):
-            extra.append(f"threads {threads}")
-        if param not in ("", "0", "0.0"):
-            extra.append(f"param {param}")
-        title = f"{compiler}: {workload}" + (f" ({', '.join(extra)})" if extra else "")
+        title = f"{compiler}: {workload}" + variant_suffix(threads, param)
         tables.append({"title": title, "header": header, "rows": out_rows,
                        "legend": LEGEND.format(baseline=baseline) if compared else
                        "median time per operation"})

@@ -4,10 +4,9 @@
  * get one heap shared by every thread (the shared pool); the others a heap per
  * thread, made in that thread (independent pools). It is a benchmark of
  * allocator contention, not of the work: W only sets how often threads call. */
-#include <stdio.h>
 #include <stdlib.h>
 
-#include "workload.h"
+#include "thread_group.h"
 
 #define CT_BLOCK 345
 /* Iterations per thread: the size, but with W ns of work each, no more than
@@ -69,9 +68,7 @@ static uint64_t first_value(uint64_t seed, unsigned id) {
 
 static void run_thread(void *arg) {
     ct_thread *t = arg;
-    char name[32];
-    snprintf(name, sizeof name, "thread-%u", t->id);
-    am_owner_enter(am_owner_child(t->owner, name));
+    am_owner_enter_thread(t->owner, t->id);
     am_heap *h = t->shared ? t->shared : am_create(t->options);
     if (!h) { t->status = AM_ERR_OOM; return; }
     uint64_t sum = 0;
@@ -88,17 +85,7 @@ static void run_thread(void *arg) {
     t->sum = sum;
 }
 
-#define CT_MAX_THREADS 256
-
 static uint64_t run(am_heap *h, am_cell *c, int *status) {
-    unsigned n = c->threads ? c->threads : 1;
-#if !AM_THREAD_SAFE && AM_S(_HEAPS_SHARE_STATE)
-    if (n > 1) {
-        c->reason = "heaps share unlocked state: not safe from several threads";
-        *status = AM_ERR_NA;
-        return 0;
-    }
-#endif
 #if !AM_FREE_REUSES
     /* each thread's 200,000 blocks would all be fresh memory, first-touch page
      * faults would be the measure, and the row is no candidate for a
@@ -107,15 +94,16 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     *status = AM_ERR_NA;
     return 0;
 #endif
-    if (n > CT_MAX_THREADS) { *status = AM_ERR_FAILED; return 0; }
+    unsigned n = am_cell_threads(c);
+    *status = am_threads_check(c, n);
+    if (*status != AM_OK) return 0;
     double per_ns = calibrated_loops_per_ns();
     am_cell_metric(c, "work_loop_per_ns", per_ns);
     am_cell_metric(c, "shared_heap", AM_THREAD_SAFE ? 1 : 0);
     size_t iters = iterations(c->size, c->param);
     am_cell_metric(c, "iterations_per_thread", (double)iters);
     ct_thread *t = calloc(n, sizeof *t);
-    am_thread **th = calloc(n, sizeof *th);
-    if (!t || !th) { free(t); free(th); *status = AM_ERR_OOM; return 0; }
+    if (!t) { *status = AM_ERR_OOM; return 0; }
     for (unsigned i = 0; i < n; i++) {
         t[i].shared = AM_THREAD_SAFE ? h : NULL;
         t[i].options = &c->options;
@@ -124,23 +112,20 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
         t[i].iterations = iters;
         t[i].loops = (uint64_t)(c->param * per_ns + 0.5);
         t[i].first = first_value(c->seed, i);
-        th[i] = am_thread_start(run_thread, &t[i]);
     }
+    /* even one thread runs in a thread of its own: its heap is made there */
+    *status = am_thread_group_run(run_thread, t, sizeof *t, n);
     uint64_t sum = 0;
-    *status = AM_OK;
     for (unsigned i = 0; i < n; i++) {
-        if (!th[i]) { *status = AM_ERR_FAILED; continue; }
-        am_thread_join(th[i]);
         if (t[i].status != AM_OK) *status = t[i].status;
         sum += t[i].sum;
     }
     free(t);
-    free(th);
     return sum;
 }
 
 static uint64_t reference(am_cell *c) {
-    unsigned n = c->threads ? c->threads : 1;
+    unsigned n = am_cell_threads(c);
     uint64_t k = iterations(c->size, c->param);
     uint64_t sum = 0;
     for (unsigned i = 0; i < n; i++) sum += k * first_value(c->seed, i) + k * (k - 1) / 2;
@@ -154,7 +139,7 @@ static const double params[] = {0, 100, 500, 10000, -1}; /* 10 µs: the gap has 
 static unsigned reps(size_t size) { (void)size; return 1; }
 static double ops(size_t size) { return (double)size; }
 static double cell_ops(const am_cell *c) {
-    return (double)(c->threads ? c->threads : 1) * (double)iterations(c->size, c->param);
+    return (double)am_cell_threads(c) * (double)iterations(c->size, c->param);
 }
 
 const am_workload am_workload_contention = {

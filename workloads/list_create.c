@@ -33,10 +33,7 @@ static uint64_t reference(am_cell *c) {
 }
 
 /* no seed 004 count: 1,000 repetitions capped by size, as its list tests */
-static unsigned reps(size_t size) {
-    size_t r = 50000 / (size + 10) + 1;
-    return (unsigned)(r < 1000 ? r : 1000);
-}
+static unsigned reps(size_t size) { return am_reps_capped(size, 50000); }
 static double ops(size_t size) { return (double)size; }
 
 const am_workload am_workload_list_create = {

@@ -2,17 +2,13 @@
  * heap, the copy walked, both destroyed. The copy's nodes are allocated while
  * the original's are live, so where they land shows in the walk.
  * ops(len) = len: elements copied (each also built, walked and freed). */
-#include "workload.h"
+#include "checksum.h"
 
 #define AM_LIST_NAME ld_list
 #define AM_LIST_T int
 #include "list.h"
 
 AM_INLINE int ld_value(uint64_t seed, size_t i) { return (int)((seed * 2654435761u + i * 40503u) & 0x7fffffff); }
-
-/* FNV-1a in list order: a copy out of order changes it */
-AM_INLINE uint64_t ld_hash(uint64_t h, int x) { return (h ^ (uint32_t)x) * 0x100000001B3ull; }
-#define LD_HASH0 0xCBF29CE484222325ull
 
 static uint64_t run(am_heap *h, am_cell *c, int *status) {
     ld_list src, dup;
@@ -23,8 +19,8 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     if (ld_list_copy(&dup, &src, h)) goto oom; /* leaves dup empty */
     am_escape(&src);
     am_escape(&dup);
-    uint64_t hash = LD_HASH0;
-    for (const ld_list_node *n = ld_list_first(&dup); n; n = ld_list_next(n)) hash = ld_hash(hash, n->value);
+    uint64_t hash = AM_FNV_OFFSET;
+    for (const ld_list_node *n = ld_list_first(&dup); n; n = ld_list_next(n)) hash = am_fnv_add(hash, n->value);
     hash += ld_list_size(&dup);
     ld_list_destroy(&dup);
     ld_list_destroy(&src);
@@ -37,16 +33,13 @@ oom:
 }
 
 static uint64_t reference(am_cell *c) {
-    uint64_t hash = LD_HASH0;
-    for (size_t i = 0; i < c->size; i++) hash = ld_hash(hash, ld_value(c->seed, i));
+    uint64_t hash = AM_FNV_OFFSET;
+    for (size_t i = 0; i < c->size; i++) hash = am_fnv_add(hash, ld_value(c->seed, i));
     return hash + c->size;
 }
 
 /* no seed 004 count: 1,000 repetitions capped by size, as its list tests */
-static unsigned reps(size_t size) {
-    size_t r = 25000 / (size + 10) + 1;
-    return (unsigned)(r < 1000 ? r : 1000);
-}
+static unsigned reps(size_t size) { return am_reps_capped(size, 25000); }
 static double ops(size_t size) { return (double)size; }
 
 const am_workload am_workload_list_dupe = {

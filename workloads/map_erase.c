@@ -4,17 +4,12 @@
  * malloc's bins make of that shows in the later lookups' cache misses.
  * ops(len) = len + len/2: insertions, then lookups with their erasures. */
 #include <stdlib.h>
-#include "workload.h"
+#include "checksum.h"
 
 #define AM_MAP_NAME me_map
 #define AM_MAP_K int
 #define AM_MAP_V int
 #include "map.h"
-
-AM_INLINE int me_key(uint64_t *rng) { return (int)(am_rand(rng) & 0x7fffffff); }
-
-AM_INLINE uint64_t me_hash(uint64_t h, int x) { return (h ^ (uint32_t)x) * 0x100000001B3ull; }
-#define ME_HASH0 0xCBF29CE484222325ull
 
 static uint64_t run(am_heap *h, am_cell *c, int *status) {
     uint64_t rng = c->seed;
@@ -22,7 +17,7 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     me_map m;
     me_map_init(&m, h);
     for (size_t i = 0; i < len; i++) {
-        int k = me_key(&rng);
+        int k = am_rand_int(&rng);
         int *v = me_map_find_or_insert(&m, k, NULL);
         if (!v) {
             me_map_destroy(&m);
@@ -33,20 +28,15 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     }
     am_escape(&m);
     for (size_t i = 0; i < len / 2; i++) {
-        me_map_node *n = me_map_lower_bound(&m, me_key(&rng));
+        me_map_node *n = me_map_lower_bound(&m, am_rand_int(&rng));
         if (n) me_map_erase_node(&m, n);
     }
-    uint64_t hash = ME_HASH0;
-    for (const me_map_node *n = me_map_first(&m); n; n = me_map_next(n)) hash = me_hash(hash, n->key);
+    uint64_t hash = AM_FNV_OFFSET;
+    for (const me_map_node *n = me_map_first(&m); n; n = me_map_next(n)) hash = am_fnv_add(hash, n->key);
     hash += me_map_size(&m);
     me_map_destroy(&m);
     *status = AM_OK;
     return hash;
-}
-
-static int cmp_int(const void *a, const void *b) {
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
 }
 
 /* The same on plain arrays: the distinct keys sorted, and a Fenwick tree of
@@ -60,8 +50,8 @@ static uint64_t reference(am_cell *c) {
     unsigned char *gone = calloc(len ? len : 1, 1);
     uint64_t hash = 0;
     if (!keys || !tree || !gone) goto out;
-    for (size_t i = 0; i < len; i++) keys[i] = me_key(&rng);
-    qsort(keys, len, sizeof *keys, cmp_int);
+    for (size_t i = 0; i < len; i++) keys[i] = am_rand_int(&rng);
+    qsort(keys, len, sizeof *keys, am_compare_int);
     size_t m = 0;
     for (size_t i = 0; i < len; i++)
         if (m == 0 || keys[i] != keys[m - 1]) keys[m++] = keys[i];
@@ -70,7 +60,7 @@ static uint64_t reference(am_cell *c) {
     while (top * 2 <= m) top *= 2;
     size_t alive = m;
     for (size_t i = 0; i < len / 2; i++) {
-        int q = me_key(&rng);
+        int q = am_rand_int(&rng);
         size_t lo = 0, hi = m; /* first position whose key is >= q */
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
@@ -91,9 +81,9 @@ static uint64_t reference(am_cell *c) {
         gone[pos] = 1;
         alive--;
     }
-    hash = ME_HASH0;
+    hash = AM_FNV_OFFSET;
     for (size_t i = 0; i < m; i++)
-        if (!gone[i]) hash = me_hash(hash, keys[i]);
+        if (!gone[i]) hash = am_fnv_add(hash, keys[i]);
     hash += alive;
 out:
     free(keys);
@@ -103,10 +93,7 @@ out:
 }
 
 /* no seed 004 count: 1,000 repetitions capped by size, as its map test */
-static unsigned reps(size_t size) {
-    size_t r = 10000 / (size + 10) + 1;
-    return (unsigned)(r < 1000 ? r : 1000);
-}
+static unsigned reps(size_t size) { return am_reps_capped(size, 10000); }
 static double ops(size_t size) { return (double)(size + size / 2); }
 
 const am_workload am_workload_map_erase = {

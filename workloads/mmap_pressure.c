@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "workload.h"
+#include "thread_group.h"
 #include "mmap_pressure.h"
 
 #define MP_NODE 64                       /* one cache line a node */
@@ -28,7 +28,6 @@
 #define MP_NODES_PER_BLOCK (MP_BLOCK / MP_NODE)
 #define MP_RUN_PAGES 8                   /* pages evicted together: 32 KiB runs */
 #define MP_CHASE 64                      /* nodes a query visits */
-#define MP_MAX_THREADS 256
 #define MP_SEED 0x6D6D6170ull
 
 typedef struct mp_node {
@@ -259,8 +258,8 @@ static void chase(void *arg) {
 
 static uint64_t run(am_heap *h, am_cell *c, int *status) {
     (void)h; /* the structure has its own heap, kept between repetitions */
-    unsigned n = c->threads ? c->threads : 1;
-    if (n > MP_MAX_THREADS || c->param > 100) { *status = AM_ERR_FAILED; return 0; }
+    unsigned n = am_cell_threads(c);
+    if (n > AM_MAX_THREADS || c->param > 100) { *status = AM_ERR_FAILED; return 0; }
     int keep = 1;
 #if AM_STATS
     keep = !am_counting_active; /* counted blocks must be gone before counting stops */
@@ -281,7 +280,7 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     }
     if (*status != AM_OK) return 0;
     uint64_t t1 = am_now_ns();
-    mp_thread t[MP_MAX_THREADS];
+    mp_thread t[AM_MAX_THREADS];
     size_t queries = queries_of(c->size);
     for (unsigned i = 0; i < n; i++) {
         t[i].seed = c->seed;
@@ -289,15 +288,8 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
         t[i].queries = queries;
         t[i].sum = 0;
     }
-    if (n == 1) {
-        chase(&t[0]);
-    } else {
-        am_thread *th[MP_MAX_THREADS];
-        for (unsigned i = 0; i < n; i++) th[i] = am_thread_start(chase, &t[i]);
-        for (unsigned i = 0; i < n; i++)
-            if (th[i]) am_thread_join(th[i]);
-            else *status = AM_ERR_FAILED;
-    }
+    if (n == 1) chase(&t[0]);
+    else *status = am_thread_group_run(chase, t, sizeof *t, n);
     uint64_t t2 = am_now_ns(), sum = 0;
     for (unsigned i = 0; i < n; i++) sum += t[i].sum;
     am_cell_metric(c, "resident_pct", st.evictable ? 100.0 * (double)st.resident / (double)st.evictable : 100);
@@ -309,7 +301,7 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
 }
 
 static uint64_t reference(am_cell *c) {
-    unsigned n = c->threads ? c->threads : 1;
+    unsigned n = am_cell_threads(c);
     size_t nodes = nodes_of(c->size), queries = queries_of(c->size);
     const uint32_t *next = shape_of(nodes);
     if (!next) return UINT64_MAX;
@@ -339,7 +331,7 @@ static const double params[] = {0, 10, 20, 30, 50, -1};
 static unsigned reps(size_t size) { (void)size; return 1; }
 static double ops(size_t size) { return (double)queries_of(size); }
 static double cell_ops(const am_cell *c) {
-    return (double)(c->threads ? c->threads : 1) * (double)queries_of(c->size);
+    return (double)am_cell_threads(c) * (double)queries_of(c->size);
 }
 
 const am_workload am_workload_mmap_pressure = {

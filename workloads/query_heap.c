@@ -12,11 +12,10 @@
  *
  * Metrics: per-query latency (mean, p50, p95, p99, max) over the last
  * repetition's queries, timed one by one and kept in a plain array. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "workload.h"
+#include "thread_group.h"
 #include "query_heap.h"
 
 #define AM_QHEAP_NAME qh
@@ -26,7 +25,6 @@
 #include "heap.h"
 
 #define QH_GRAPH_SEED 0x6F73726Dull /* one graph per size, whatever the cell's seed */
-#define QH_MAX_THREADS 256
 
 /* ---------------------------------------------------------------- the graph */
 
@@ -185,9 +183,7 @@ static void run_queries(qh_thread *t) {
 
 static void thread_main(void *arg) {
     qh_thread *t = arg;
-    char name[32];
-    snprintf(name, sizeof name, "thread-%u", t->id);
-    am_owner_enter(am_owner_child(t->owner, name));
+    am_owner_enter_thread(t->owner, t->id);
     run_queries(t);
 }
 
@@ -197,22 +193,19 @@ static struct {
     uint32_t *pairs;
     uint64_t *latency;
     qh_thread *threads;
-    am_thread **handles;
 } book;
 
 static int book_reserve(unsigned n, size_t queries) {
     size_t need = (size_t)n * queries;
-    if (need <= book.cap && book.threads && book.handles) return 0;
+    if (need <= book.cap && book.threads) return 0;
     free(book.pairs);
     free(book.latency);
     free(book.threads);
-    free(book.handles);
     book.pairs = malloc(2 * need * sizeof *book.pairs);
     book.latency = malloc(need * sizeof *book.latency);
-    book.threads = malloc(QH_MAX_THREADS * sizeof *book.threads);
-    book.handles = malloc(QH_MAX_THREADS * sizeof *book.handles);
+    book.threads = malloc(AM_MAX_THREADS * sizeof *book.threads);
     book.cap = need;
-    if (book.pairs && book.latency && book.threads && book.handles) return 0;
+    if (book.pairs && book.latency && book.threads) return 0;
     book.cap = 0;
     return -1;
 }
@@ -240,15 +233,9 @@ static void report_latency(am_cell *c, uint64_t *lat, size_t n) {
 }
 
 static uint64_t run(am_heap *h, am_cell *c, int *status) {
-    unsigned n = c->threads ? c->threads : 1;
-#if !AM_THREAD_SAFE && AM_S(_HEAPS_SHARE_STATE)
-    if (n > 1) {
-        c->reason = "heaps share unlocked state: not safe from several threads";
-        *status = AM_ERR_NA;
-        return 0;
-    }
-#endif
-    if (n > QH_MAX_THREADS) { *status = AM_ERR_FAILED; return 0; }
+    unsigned n = am_cell_threads(c);
+    *status = am_threads_check(c, n);
+    if (*status != AM_OK) return 0;
     const am_graph *g = am_query_heap_graph(c->size);
     size_t queries = am_query_heap_queries(c->size);
     if (!g || book_reserve(n, queries)) { *status = AM_ERR_OOM; return 0; }
@@ -267,16 +254,9 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
         t[i].pairs = book.pairs + 2 * (size_t)i * queries;
         t[i].latency = book.latency + (size_t)i * queries;
     }
-    if (n == 1) {
-        run_queries(&t[0]);
-    } else {
-        for (unsigned i = 0; i < n; i++) book.handles[i] = am_thread_start(thread_main, &t[i]);
-        for (unsigned i = 0; i < n; i++)
-            if (book.handles[i]) am_thread_join(book.handles[i]);
-            else t[i].status = AM_ERR_FAILED;
-    }
+    if (n == 1) run_queries(&t[0]);
+    else *status = am_thread_group_run(thread_main, t, sizeof *t, n);
     uint64_t sum = 0;
-    *status = AM_OK;
     for (unsigned i = 0; i < n; i++) {
         if (t[i].status != AM_OK) *status = t[i].status;
         sum += t[i].sum;
@@ -336,7 +316,7 @@ static uint64_t ref_shortest(const am_graph *g, uint64_t *dist, ref_item *heap, 
 }
 
 static uint64_t reference(am_cell *c) {
-    unsigned n = c->threads ? c->threads : 1;
+    unsigned n = am_cell_threads(c);
     const am_graph *g = am_query_heap_graph(c->size);
     size_t queries = am_query_heap_queries(c->size);
     uint64_t *dist = g ? malloc((size_t)g->n * sizeof *dist) : NULL;
@@ -366,7 +346,7 @@ static const size_t log_sizes[] = {1000, 3000, 10000, 30000, 100000, 0};
 static unsigned reps(size_t size) { (void)size; return 1; }
 static double ops(size_t size) { return (double)am_query_heap_queries(size); }
 static double cell_ops(const am_cell *c) {
-    return (double)(c->threads ? c->threads : 1) * (double)am_query_heap_queries(c->size);
+    return (double)am_cell_threads(c) * (double)am_query_heap_queries(c->size);
 }
 
 const am_workload am_workload_query_heap = {

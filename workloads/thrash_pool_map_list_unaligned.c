@@ -4,7 +4,7 @@
  * a pool per size is what Boost's pool_allocator was slowest at in the seed.
  * ops(len) = len: records appended. */
 #include <stdlib.h>
-#include "workload.h"
+#include "checksum.h"
 
 /* The seed's "unaligned" element: 5 bytes of data, 8 as C lays it out (the
  * int's 4-byte alignment pads the char). A list node is 2 pointers + 8 bytes. */
@@ -23,9 +23,6 @@ typedef struct tpm_rec {
 #define AM_MAP_VALUE_INIT(vp, heap) tpm_list_init(vp, heap)
 #define AM_MAP_VALUE_DESTROY(vp) tpm_list_destroy(vp)
 #include "map.h"
-
-AM_INLINE uint64_t tpm_hash(uint64_t h, uint32_t x) { return (h ^ x) * 0x100000001B3ull; }
-#define TPM_HASH0 0xCBF29CE484222325ull
 
 static uint64_t run(am_heap *h, am_cell *c, int *status) {
     uint64_t rng = c->seed;
@@ -47,12 +44,12 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     }
     am_escape(&m);
     /* keys in order, each list in insertion order */
-    uint64_t hash = TPM_HASH0;
+    uint64_t hash = AM_FNV_OFFSET;
     for (const tpm_map_node *e = tpm_map_first(&m); e; e = tpm_map_next(e)) {
-        hash = tpm_hash(hash, (uint32_t)e->key);
+        hash = am_fnv_add(hash, (uint32_t)e->key);
         for (const tpm_list_node *n = tpm_list_first(&e->value); n; n = tpm_list_next(n)) {
-            hash = tpm_hash(hash, (uint32_t)n->value.n);
-            hash = tpm_hash(hash, (unsigned char)n->value.c);
+            hash = am_fnv_add(hash, (uint32_t)n->value.n);
+            hash = am_fnv_add(hash, (unsigned char)n->value.c);
         }
     }
     hash += tpm_map_size(&m);
@@ -82,14 +79,14 @@ static uint64_t reference(am_cell *c) {
         start[k + 1] += start[k];
     }
     for (size_t i = 0; i < len; i++) order[start[key_of[i]]++] = i; /* start[k] ends at bucket k's end */
-    hash = TPM_HASH0;
+    hash = AM_FNV_OFFSET;
     size_t at = 0;
     for (size_t k = 0; k < keys; k++) {
         if (at == start[k]) continue;
-        hash = tpm_hash(hash, (uint32_t)k);
+        hash = am_fnv_add(hash, (uint32_t)k);
         for (; at < start[k]; at++) {
-            hash = tpm_hash(hash, (uint32_t)order[at]);
-            hash = tpm_hash(hash, (unsigned char)(char)order[at]);
+            hash = am_fnv_add(hash, (uint32_t)order[at]);
+            hash = am_fnv_add(hash, (unsigned char)(char)order[at]);
         }
     }
     hash += used;
@@ -101,10 +98,7 @@ out:
 }
 
 /* seed 004 ran 1,000 repetitions; capped by size (see thrash_pool_sort_list_int.c) */
-static unsigned reps(size_t size) {
-    size_t r = 20000 / (size + 10) + 1;
-    return (unsigned)(r < 1000 ? r : 1000);
-}
+static unsigned reps(size_t size) { return am_reps_capped(size, 20000); }
 static double ops(size_t size) { return (double)size; }
 
 const am_workload am_workload_thrash_pool_map_list_unaligned = {

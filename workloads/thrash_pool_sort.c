@@ -3,17 +3,12 @@
  * full), then sorted. The vector that grows is where pools of fixed-size chunks
  * were many times slower than malloc in the seed's tables. */
 #include <stdlib.h>
-#include "workload.h"
+#include "checksum.h"
 
 #define AM_VEC_NAME tps_vec
 #define AM_VEC_T int
 #define AM_VEC_LESS(a, b) ((a) < (b))
 #include "vector.h"
-
-AM_INLINE int tps_value(uint64_t *rng) { return (int)(am_rand(rng) & 0x7fffffff); } /* rand()'s range */
-
-/* FNV-1a over the values in order: a sort that misplaces one element changes it */
-AM_INLINE uint64_t tps_hash(uint64_t h, int x) { return (h ^ (uint32_t)x) * 0x100000001B3ull; }
 
 static uint64_t run(am_heap *h, am_cell *c, int *status) {
     uint64_t rng = c->seed;
@@ -23,7 +18,7 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     tps_vec_init(&v, h);
     if (tps_vec_resize(&v, n0)) { *status = AM_ERR_OOM; return 0; }
     for (size_t i = 0; i < len; i++) {
-        if (tps_vec_push_back(&v, tps_value(&rng))) {
+        if (tps_vec_push_back(&v, am_rand_int(&rng))) {
             tps_vec_destroy(&v);
             *status = AM_ERR_OOM;
             return 0;
@@ -31,17 +26,12 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     }
     tps_vec_sort(&v);
     am_escape(v.data);
-    uint64_t hash = 0xCBF29CE484222325ull;
-    for (size_t i = 0; i < v.size; i++) hash = tps_hash(hash, v.data[i]);
+    uint64_t hash = AM_FNV_OFFSET;
+    for (size_t i = 0; i < v.size; i++) hash = am_fnv_add(hash, v.data[i]);
     hash += v.size;
     tps_vec_destroy(&v);
     *status = AM_OK;
     return hash;
-}
-
-static int cmp_int(const void *a, const void *b) {
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
 }
 
 /* the same values in a malloc'd array, sorted by the C library's qsort */
@@ -52,10 +42,10 @@ static uint64_t reference(am_cell *c) {
     size_t n = n0 + len;
     int *a = calloc(n ? n : 1, sizeof *a);
     if (!a) return 0;
-    for (size_t i = 0; i < len; i++) a[n0 + i] = tps_value(&rng);
-    qsort(a, n, sizeof *a, cmp_int);
-    uint64_t hash = 0xCBF29CE484222325ull;
-    for (size_t i = 0; i < n; i++) hash = tps_hash(hash, a[i]);
+    for (size_t i = 0; i < len; i++) a[n0 + i] = am_rand_int(&rng);
+    qsort(a, n, sizeof *a, am_compare_int);
+    uint64_t hash = AM_FNV_OFFSET;
+    for (size_t i = 0; i < n; i++) hash = am_fnv_add(hash, a[i]);
     free(a);
     return hash + n;
 }

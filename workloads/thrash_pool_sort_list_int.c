@@ -4,25 +4,19 @@
  * and where those nodes lie, which the sort's pointer chasing feels.
  * ops(len) = len: values inserted, sorted and freed. */
 #include <stdlib.h>
-#include "workload.h"
+#include "checksum.h"
 
 #define AM_LIST_NAME tpsl_list
 #define AM_LIST_T int
 #define AM_LIST_LESS(a, b) ((a) < (b))
 #include "list.h"
 
-AM_INLINE int tpsl_value(uint64_t *rng) { return (int)(am_rand(rng) & 0x7fffffff); } /* rand()'s range */
-
-/* FNV-1a over the values in order: two values out of place change it */
-AM_INLINE uint64_t tpsl_hash(uint64_t h, int x) { return (h ^ (uint32_t)x) * 0x100000001B3ull; }
-#define TPSL_HASH0 0xCBF29CE484222325ull
-
 static uint64_t run(am_heap *h, am_cell *c, int *status) {
     uint64_t rng = c->seed;
     tpsl_list l;
     tpsl_list_init(&l, h);
     for (size_t i = 0; i < c->size; i++) {
-        if (tpsl_list_push_back(&l, tpsl_value(&rng))) {
+        if (tpsl_list_push_back(&l, am_rand_int(&rng))) {
             tpsl_list_destroy(&l);
             *status = AM_ERR_OOM;
             return 0;
@@ -30,17 +24,12 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     }
     tpsl_list_sort(&l);
     am_escape(&l);
-    uint64_t hash = TPSL_HASH0;
-    for (const tpsl_list_node *n = tpsl_list_first(&l); n; n = tpsl_list_next(n)) hash = tpsl_hash(hash, n->value);
+    uint64_t hash = AM_FNV_OFFSET;
+    for (const tpsl_list_node *n = tpsl_list_first(&l); n; n = tpsl_list_next(n)) hash = am_fnv_add(hash, n->value);
     hash += tpsl_list_size(&l);
     tpsl_list_destroy(&l);
     *status = AM_OK;
     return hash;
-}
-
-static int cmp_int(const void *a, const void *b) {
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
 }
 
 /* the same values in a malloc'd array, sorted by the C library's qsort */
@@ -49,20 +38,17 @@ static uint64_t reference(am_cell *c) {
     size_t n = c->size;
     int *a = malloc((n ? n : 1) * sizeof *a);
     if (!a) return 0;
-    for (size_t i = 0; i < n; i++) a[i] = tpsl_value(&rng);
-    qsort(a, n, sizeof *a, cmp_int);
-    uint64_t hash = TPSL_HASH0;
-    for (size_t i = 0; i < n; i++) hash = tpsl_hash(hash, a[i]);
+    for (size_t i = 0; i < n; i++) a[i] = am_rand_int(&rng);
+    qsort(a, n, sizeof *a, am_compare_int);
+    uint64_t hash = AM_FNV_OFFSET;
+    for (size_t i = 0; i < n; i++) hash = am_fnv_add(hash, a[i]);
     free(a);
     return hash + n;
 }
 
 /* seed 004 ran 100-1,000 repetitions; capped by size so that the first
  * calibration sample stays near a millisecond up to the log sweep's 10^6 */
-static unsigned reps(size_t size) {
-    size_t r = 20000 / (size + 10) + 1;
-    return (unsigned)(r < 1000 ? r : 1000);
-}
+static unsigned reps(size_t size) { return am_reps_capped(size, 20000); }
 static double ops(size_t size) { return (double)size; }
 
 const am_workload am_workload_thrash_pool_sort_list_int = {

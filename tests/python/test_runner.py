@@ -32,18 +32,18 @@ TINY = ["--allocators", "system,ideal", "--workloads", "thrash_pool", "--samples
         "--min-ms", "1", "--seed", "7"]
 
 
-_built = []
+_built = set()
 
 
-def ensure_cells():
-    """Brings the two rows' cells up to date once per test process (make is
+def ensure_cells(rows="system,ideal"):
+    """Brings the rows' cells up to date once per test process (make is
     incremental; `make test` itself builds only the test binaries)."""
-    if _built:
+    if rows in _built:
         return
     # inherits MAKEFLAGS from `make test`, so CC, VARIANT and flags match
-    subprocess.run(["make", "--no-print-directory", "-j2", "cells", "ALLOCATORS=system,ideal"],
+    subprocess.run(["make", "--no-print-directory", "-j2", "cells", "ALLOCATORS=" + rows],
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-    _built.append(True)
+    _built.add(rows)
 
 
 def run(args, env=None, timeout=120):

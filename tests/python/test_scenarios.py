@@ -5,7 +5,6 @@ slowdown table has a row per fraction), and query_heap on system and
 tls_size_class (OSRM's benchmark lines and the table against system)."""
 import csv
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -32,8 +31,7 @@ class CellEnv(unittest.TestCase):
 class Scenarios(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        subprocess.run(["make", "--no-print-directory", "-j2", "cells", "ALLOCATORS=" + ROWS],
-                       cwd=tr.ROOT, check=True, stdout=subprocess.DEVNULL)
+        tr.ensure_cells(ROWS)
         cls.tmp = tempfile.TemporaryDirectory()
         cls.mp = os.path.join(cls.tmp.name, "mp")
         cls.p = tr.run(["--allocators", "system,mmap_file", "--baseline", "system", "--workloads",

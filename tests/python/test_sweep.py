@@ -6,7 +6,6 @@ derived table against pool, and the counting table file. Also the thread
 sweep's shape for a few CPU counts."""
 import csv
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -40,8 +39,7 @@ class ThreadSweep(unittest.TestCase):
 class Sweep(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        subprocess.run(["make", "--no-print-directory", "-j2", "cells", "ALLOCATORS=" + ROWS],
-                       cwd=tr.ROOT, check=True, stdout=subprocess.DEVNULL)
+        tr.ensure_cells(ROWS)
         cls.tmp = tempfile.TemporaryDirectory()
         cls.out = os.path.join(cls.tmp.name, "run")
         cls.p = tr.run(["--allocators", ROWS, "--baseline", "pool", "--workloads", "contention",

@@ -38,6 +38,13 @@ class Units(unittest.TestCase):
         self.assertEqual(tables.format_time(3e9), "3.00 s")
         self.assertEqual(tables.format_time(None), "-")
 
+    def test_variant_suffix_names_only_threads_and_params_off_the_default(self):
+        self.assertEqual(tables.variant_suffix("1", "0"), "")
+        self.assertEqual(tables.variant_suffix("", "0.0"), "")
+        self.assertEqual(tables.variant_suffix("4", "0"), " (threads 4)")
+        self.assertEqual(tables.variant_suffix("1", "100"), " (param 100)")
+        self.assertEqual(tables.variant_suffix("2", "10"), " (threads 2, param 10)")
+
     def test_ratio_carries_interval_and_mark_only_when_not_significant(self):
         self.assertEqual(tables.format_ratio(1.047, 0.98, 1.12, False), "~1.05 [0.98, 1.12]")
         self.assertEqual(tables.format_ratio(3.5, 3.1, 12.0, True), "3.50 [3.10, 12.0]")

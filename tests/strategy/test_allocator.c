@@ -8,15 +8,8 @@
 #include "workload.h" /* am_rand */
 
 /* Huge requests must come back NULL: under ASan, tests/check.c sets
- * allocator_may_return_null so that they do. AM_TEST_ASAN skips what ASan's
- * quarantine would distort. */
-#if defined(__SANITIZE_ADDRESS__)
-#define AM_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define AM_TEST_ASAN 1
-#endif
-#endif
+ * allocator_may_return_null so that they do. AM_ASAN (sanitize.h) skips what
+ * ASan's quarantine would distort. */
 
 /* ---- block patterns: every byte written is a function of (key, offset), so
  * a block that another block overlaps, or a copy that lost bytes, is seen ---- */
@@ -347,7 +340,7 @@ static void test_freed_blocks_are_reused(void) {
                   rounds);
         am_destroy(h);
     }
-#ifndef AM_TEST_ASAN /* ASan's quarantine holds freed blocks back on purpose */
+#if !AM_ASAN /* ASan's quarantine holds freed blocks back on purpose */
     /* (c) where the strategy cannot tell what it reserved (malloc), the peak
      * resident set does: 128 MiB of touched blocks, freed as they go, must not
      * raise it by more than a fraction of that */

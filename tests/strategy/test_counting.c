@@ -9,14 +9,6 @@
 #include "check.h"
 #include "allocator.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define AM_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define AM_TEST_ASAN 1
-#endif
-#endif
-
 static const char *const FIRST[] = {
     "                                 | Bytes Allocated| -delta-| Max Bytes Allocated| Allocations| -delta-| Deallocations| -delta-\n",
     "    TransportManager             |           7,164|   7,164|               7,164|           5|       5|             1|       1\n",
@@ -149,7 +141,7 @@ static void test_double_and_wrong_size_free_are_caught(void) {
     CHECK(strstr(am_counting_last_error(), "wrong size") != NULL);
     am_owner_counts o;
     CHECK(am_owner_counts_of("t", &o) == 0 && o.bytes == 0 && o.frees == 1);
-#ifndef AM_TEST_ASAN /* reading a freed block's header is what ASan forbids */
+#if !AM_ASAN /* reading a freed block's header is what ASan forbids */
     void *p = am_alloc(h, 48);
     CHECK(p != NULL);
     am_free(h, p, 48);
