@@ -3,9 +3,12 @@ Windows run takes, checked here on Linux: a CMake/MSVC-style build folder
 (am-cell-<row>.exe, .pdb files beside them, compiler.json with a path that has
 spaces), Windows exit codes, and no sh for the plots. It does not run Windows;
 the cells are this machine's, renamed."""
+import csv
 import json
 import os
+import re
 import shutil
+import textwrap
 import subprocess
 import sys
 import tempfile
@@ -105,7 +108,6 @@ class MsvcStyleBuild(unittest.TestCase):
 
     def test_run_finishes_with_the_exe_cells(self):
         self.assertEqual(self.p.returncode, 0, self.p.stderr + self.p.stdout)
-        import csv
         with open(os.path.join(self.out, "summary.csv"), newline="") as f:
             rows = list(csv.DictReader(f))
         self.assertEqual({r["strategy"] for r in rows}, {"system"})
@@ -131,6 +133,68 @@ class MsvcStyleBuild(unittest.TestCase):
             page = f.read()
         self.assertIn("C:/Program Files/Microsoft Visual Studio", page)
         self.assertIn("thrash_pool", page)
+
+
+WORKFLOW = os.path.join(ROOT, ".github", "workflows", "windows-msvc.yml")
+
+
+def workflow_python_step(text):
+    """The script of the workflow's `shell: python` step."""
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip() == "shell: python")
+    run = next(i for i in range(at, len(lines)) if lines[i].strip() == "run: |")
+    indent = len(lines[run]) - len(lines[run].lstrip())
+    body = []
+    for line in lines[run + 1:]:
+        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+            break
+        body.append(line)
+    return textwrap.dedent("\n".join(body))
+
+
+class Workflow(unittest.TestCase):
+    """What .github/workflows/windows-msvc.yml runs agrees with itself and with the
+    runner; its cell check is run here on a run folder with and without a failure."""
+
+    @classmethod
+    def setUpClass(cls):
+        with open(WORKFLOW, encoding="utf-8") as f:
+            cls.text = f.read()
+
+    def test_build_folder_compiler_name_and_results_agree(self):
+        build = re.search(r"cmake -S \. -B build/(\S+) -G", self.text).group(1)
+        self.assertIn(f"ctest --test-dir build/{build} ", self.text)
+        self.assertIn(f"cmake --build build/{build} --config Release", self.text)
+        out = re.search(rf"python runner/allocmark.py --compilers {re.escape(build)} --quick --out (\S+)",
+                        self.text).group(1)
+        self.assertIn(f"python report/report.py {out}\n", self.text)
+        self.assertRegex(self.text, r"path: results/\n")
+        self.assertTrue(out.startswith("results/"))
+        self.assertIn(f'"{out}/summary.csv"', workflow_python_step(self.text))
+
+    def test_cell_check_step(self):
+        script = workflow_python_step(self.text)
+        cols = ["compiler", "strategy", "workload", "size", "threads", "param", "status", "reason"]
+        with tempfile.TemporaryDirectory() as d:
+            folder = os.path.join(d, "results", "msvc-quick")
+            os.makedirs(folder)
+
+            def run_with(statuses):
+                with open(os.path.join(folder, "summary.csv"), "w", newline="", encoding="utf-8") as f:
+                    w = csv.writer(f)
+                    w.writerow(cols)
+                    for i, st in enumerate(statuses):
+                        w.writerow(["msvc", "pool", "thrash_pool", 10 * (i + 1), 1, 0, st,
+                                    "crashed (access violation 0xC0000005)" if st == "failed" else ""])
+                return subprocess.run([sys.executable, "-c", script], cwd=d, capture_output=True, text=True)
+
+            ok = run_with(["ok", "ok", "skipped"])
+            self.assertEqual(ok.returncode, 0, ok.stdout + ok.stderr)
+            self.assertIn("3 cells, 0 failed", ok.stdout)
+            bad = run_with(["ok", "failed"])
+            self.assertEqual(bad.returncode, 1)
+            self.assertIn("failed: pool thrash_pool 20 1 crashed (access violation 0xC0000005)", bad.stdout)
+            self.assertEqual(run_with([]).returncode, 1)
 
 
 if __name__ == "__main__":
