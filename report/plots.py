@@ -29,8 +29,11 @@ def find_gnuplot():
         path = shutil.which(override)
         return (path, None) if path else (None, f"GNUPLOT={override} is not an executable")
     need = os.path.join(ROOT, "tools", "need.sh")
-    if os.path.exists(need):
-        subprocess.run(["sh", need, "gnuplot", "gnuplot-nox"], stdout=subprocess.DEVNULL)
+    if os.path.exists(need) and os.name != "nt":  # apt-get: not on Windows, which may lack sh
+        try:
+            subprocess.run(["sh", need, "gnuplot", "gnuplot-nox"], stdout=subprocess.DEVNULL)
+        except OSError:
+            pass
     path = shutil.which("gnuplot")
     return (path, None) if path else (None, "gnuplot not found (install the gnuplot-nox package)")
 

@@ -225,10 +225,10 @@ def built_rows(bindir, known):
         return []
     names = set()
     for f in os.listdir(bindir):
-        if f.startswith("am-cell-") and not f.endswith("-stats") and not f.endswith(".exe"):
-            names.add(f[len("am-cell-"):])
-        elif f.startswith("am-cell-") and f.endswith(".exe") and not f.endswith("-stats.exe"):
-            names.add(f[len("am-cell-"):-4])
+        name = f[:-4] if f.endswith(".exe") else f
+        # row names have no dots: am-cell-<row>.pdb and .ilk (MSVC) are not cells
+        if name.startswith("am-cell-") and not name.endswith("-stats") and "." not in name:
+            names.add(name[len("am-cell-"):])
     ordered = [r for r in known if r in names]
     return ordered + sorted(names - set(ordered))
 
@@ -265,6 +265,29 @@ def signal_name(num):
         return f"signal {num}"
 
 
+# Windows has no signals: a crashed process exits with its exception's NTSTATUS
+WINDOWS_CRASHES = {0xC0000005: "access violation", 0xC00000FD: "stack overflow",
+                   0xC0000409: "fail-fast or stack buffer overrun", 0xC0000374: "heap corruption",
+                   0xC000001D: "illegal instruction", 0xC0000094: "integer division by zero",
+                   0x80000003: "breakpoint"}
+WINDOWS_CTRL_C = 0xC000013A
+
+
+def crash_reason(returncode, windows=(os.name == "nt")):
+    """'crashed (...)' for a process that died of a signal or a Windows exception, else None."""
+    if windows:
+        code = returncode & 0xFFFFFFFF
+        if code >= 0x80000000:
+            return f"crashed ({WINDOWS_CRASHES.get(code, 'exception')} 0x{code:08X})"
+        return None
+    return f"crashed ({signal_name(-returncode)})" if returncode < 0 else None
+
+
+def interrupted(returncode, windows=(os.name == "nt")):
+    """The child died of Ctrl-C (SIGINT, or Windows' STATUS_CONTROL_C_EXIT)."""
+    return returncode == -signal.SIGINT or (windows and returncode & 0xFFFFFFFF == WINDOWS_CTRL_C)
+
+
 def cell_env(tmpdir):
     """The environment of a cell: AM_TMPDIR names the run's temporary folder,
     where file-backed strategies (mmap_file) put their files."""
@@ -281,10 +304,11 @@ def run_process(cmd, timeout, cwd, env=None, preexec_fn=None):
                            preexec_fn=preexec_fn)
     except subprocess.TimeoutExpired:
         return None, f"timed out after {timeout:g} s"
-    if p.returncode == -signal.SIGINT:
+    if interrupted(p.returncode):
         raise KeyboardInterrupt
-    if p.returncode < 0:
-        return None, f"crashed ({signal_name(-p.returncode)})"
+    crash = crash_reason(p.returncode)
+    if crash:
+        return None, crash
     out = parse_json_line(p.stdout)
     err = p.stderr.strip().splitlines()
     sanitizer = [line for line in err if line.startswith("SUMMARY: ")]
@@ -589,7 +613,9 @@ def compiler_info(args, compiler, list_json):
     if not info["command"] and shutil.which(compiler):
         info["command"] = compiler  # a folder named after its compiler (make CC=clang)
     if info["command"] and not info.get("version_line"):
-        line = command_output(shlex.split(info["command"]) + ["--version"])
+        # a path as CMake records it may hold spaces ("C:/Program Files/...")
+        cmd = [info["command"]] if os.path.exists(info["command"]) else shlex.split(info["command"])
+        line = command_output(cmd + ["--version"])
         if line:
             info["version_line"] = line.splitlines()[0]
     return info
@@ -801,7 +827,7 @@ def static_meta(args, cfg):
         "python": platform.python_version(),
         "compilers": [compiler_info(args, c, cfg["lists"][c]) for c in cfg["compilers"]],
         "libraries": library_versions(bin_dir(args, first), cfg["rows_of"][first], cfg["strategies"]),
-        "c_library": " ".join(platform.libc_ver()) or None,
+        "c_library": " ".join(platform.libc_ver()).strip() or None,
         "git_revision": git_revision(),
     }
 
