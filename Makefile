@@ -14,6 +14,9 @@
 # One executable per strategy and compiler: the strategy is chosen with
 # -DAM_STRATEGY, so its fast path inlines into the containers (no vtable).
 
+# the flags stamp rule below would otherwise be the first target
+.DEFAULT_GOAL := all
+
 CC ?= cc
 OPT ?= -O2
 PYTHON ?= python3
