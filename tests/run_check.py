@@ -142,7 +142,8 @@ def stage_valgrind(args):
                 ALLOCATORS="system"):
         return 0, 1
     tool = ["valgrind", "--quiet", "--error-exitcode=1", "--leak-check=full",
-            "--errors-for-leak-kinds=definite", "--trace-children=no"]
+            "--errors-for-leak-kinds=definite", "--trace-children=no",
+            "--suppressions=" + os.path.join(ROOT, "tests", "valgrind.supp")]
     return run_bins(binaries(build + "/tests/system", ("",)), args, prefix=tool)
 
 
