@@ -14,6 +14,8 @@
 # One executable per strategy and compiler: the strategy is chosen with
 # -DAM_STRATEGY, so its fast path inlines into the containers (no vtable).
 
+# plain `make` builds everything: the flags stamp's rule below comes first
+.DEFAULT_GOAL := all
 CC ?= cc
 OPT ?= -O2
 PYTHON ?= python3

@@ -8,7 +8,8 @@ a closing "N passed, N failed" like make test's. Stages (--only picks some):
   tsan      the threaded tests (name filter "thread") under ThreadSanitizer (build/<cc>-tsan)
   valgrind  the system row's tests under valgrind memcheck, no sanitizers (build/<cc>-valgrind)
   fuzz      fuzz/fuzz_allocator.c per row with clang + libFuzzer (build/clang-fuzz):
-            --fuzz-runs executions each (make check), or --fuzz-seconds each (make fuzz);
+            --fuzz-runs executions each, but no more than --fuzz-cap seconds a row
+            (make check: 20000 runs or 20 s), or --fuzz-seconds each (make fuzz);
             executions per row go to build/fuzz-stats.txt
 
 Sanitizer, valgrind and fuzz stages leave out rows linked against another malloc
@@ -179,7 +180,13 @@ def stage_fuzz(args):
         return 0, 1
     passed = failed = 0
     stats = []
-    limit = [f"-max_total_time={args.fuzz_seconds}"] if args.fuzz_seconds else [f"-runs={args.fuzz_runs}"]
+    # the cap keeps make check's time bounded on a slow or busy machine: a row
+    # whose inputs each create a 16 MiB heap under ASan (monotonic) manages
+    # fewer than 100 executions a second there
+    if args.fuzz_seconds:
+        limit = [f"-max_total_time={args.fuzz_seconds}"]
+    else:
+        limit = [f"-runs={args.fuzz_runs}"] + ([f"-max_total_time={args.fuzz_cap}"] if args.fuzz_cap else [])
     for row in rows:
         exe = os.path.join(ROOT, build, "fuzz", row, "fuzz_allocator")
         work = os.path.join(ROOT, build, "corpus", row)
@@ -214,7 +221,9 @@ def main():
     ap.add_argument("--fuzz-cc", default="clang")
     ap.add_argument("--only", default=",".join(STAGES), help="comma-separated stages")
     ap.add_argument("--fuzz-runs", type=int, default=20000)
-    ap.add_argument("--fuzz-seconds", type=int, default=0)
+    ap.add_argument("--fuzz-seconds", type=int, default=0, help="fuzz each row this long (make fuzz)")
+    ap.add_argument("--fuzz-cap", type=int, default=20,
+                    help="with --fuzz-runs: at most this many seconds a row (0: no cap)")
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--jobs", type=int, default=run_all.default_jobs(), help="test binaries run at once")
     ap.add_argument("--verbose", action="store_true", help="also list skipped tests")
