@@ -5,7 +5,8 @@ a closing "N passed, N failed" like make test's. Stages (--only picks some):
   asan      every C test under AddressSanitizer + UBSan (build/<cc>-asan), halting on
             the first error, including the bug-injection tests of test_detection.c
   debug     every C test with the allocmark debug layer, DEBUG=1 (build/<cc>-debug)
-  tsan      the threaded tests (name filter "thread") under ThreadSanitizer (build/<cc>-tsan)
+  tsan      the threaded tests (name filter "thread") under ThreadSanitizer (build/<cc>-tsan);
+            only the test files that have such tests are built
   valgrind  the system row's tests under valgrind memcheck, no sanitizers (build/<cc>-valgrind)
   fuzz      fuzz/fuzz_allocator.c per row with clang + libFuzzer (build/clang-fuzz):
             --fuzz-runs executions each, but no more than --fuzz-cap seconds a row
@@ -70,7 +71,7 @@ def need(*args):
 
 
 def make(args, target, **variables):
-    cmd = args.make.split() + ["-j" + str(os.cpu_count() or 2), "--no-print-directory", target]
+    cmd = args.make.split() + ["-j" + str(os.cpu_count() or 2), "--no-print-directory"] + target.split()
     cmd += [f"{k}={v}" for k, v in variables.items()]
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if p.returncode != 0:
@@ -124,14 +125,30 @@ def stage_debug(args):
     return run_bins(binaries(build, ("tests",)), args)
 
 
+def threaded_test_files():
+    """tests/strategy files that name a test "...thread...": the only ones the
+    tsan stage runs (with the name filter "thread"), so the only ones it builds"""
+    out = []
+    top = os.path.join(ROOT, "tests", "strategy")
+    for f in sorted(os.listdir(top)):
+        if f.endswith(".c"):
+            with open(os.path.join(top, f)) as src:
+                if re.search(r'\{"\w*thread', src.read()):
+                    out.append(f[:-2])
+    return out
+
+
 def stage_tsan(args):
     build = f"build/{ccname(args.cc)}-tsan"
-    if not make(args, "tests-build", CC=args.cc, VARIANT="-tsan",
+    rows, sources = plain_rows(), run_all.row_sources()
+    targets = [os.path.join(build, "tests", r, t) for r in rows for t in threaded_test_files()]
+    targets = [t for t in targets if run_all.built_for_row(t, sources)]
+    if not make(args, " ".join(targets), CC=args.cc, VARIANT="-tsan",
                 EXTRA_CFLAGS="-fsanitize=thread -fno-omit-frame-pointer", EXTRA_LDFLAGS="-fsanitize=thread",
-                ALLOCATORS=",".join(plain_rows())):
+                ALLOCATORS=",".join(rows)):
         return 0, 1
     env = {"TSAN_OPTIONS": "halt_on_error=1:second_deadlock_stack=1"}
-    return run_bins(binaries(build, ("tests",), plain_rows()), args, extra=["thread"], env=env)
+    return run_bins(sorted(os.path.join(ROOT, t) for t in targets), args, extra=["thread"], env=env)
 
 
 def stage_valgrind(args):
