@@ -49,9 +49,9 @@
  * unpoisoned around the reads and writes of its link. Such a strategy defines
  * S_ASAN_POISONS 1, which turns on the ASan detection tests for its row.
  *
- * With AM_DEBUG=1 (make DEBUG=1) the am_* calls below are replaced by those of
- * debug.h: each block gets a header and a canary and every free is checked.
- * Strategies need nothing for it; they see enlarged sizes, consistently.
+ * With AM_DEBUG=1 (make DEBUG=1) the am_* calls below reach the strategy through
+ * debug.h (AM_BELOW): each block gets a header and a canary and every free is
+ * checked. Strategies need nothing for it; they see enlarged sizes, consistently.
  *
  * The per-operation statistics (bytes requested, live, peak, allocation and
  * free counts) are kept here, once for all strategies, and only when AM_STATS is
@@ -129,6 +129,15 @@ AM_INLINE void am_count_free(am_heap *h, size_t n) {
 #endif
 }
 
+/* what the am_* calls and the counting wrapper call: the strategy, or the
+ * debug layer in front of it */
+#if AM_DEBUG
+#include "debug.h"
+#define AM_BELOW(f) AM_CAT(am_dbg, f)
+#else
+#define AM_BELOW(f) AM_S(f)
+#endif
+
 #if AM_STATS
 /* The counting wrapper: each block is AM_COUNT_HDR bytes (or, aligned, the
  * alignment's multiple above that) further on in a larger block of the
@@ -137,7 +146,7 @@ AM_INLINE void am_count_free(am_heap *h, size_t n) {
 
 AM_INLINE void *am_counted_alloc(am_heap *h, size_t n) {
     if (n > SIZE_MAX / 2 - AM_COUNT_HDR) return NULL;
-    char *b = AM_S(_alloc)(h, n + AM_COUNT_HDR);
+    char *b = AM_BELOW(_alloc)(h, n + AM_COUNT_HDR);
     if (!b) return NULL;
     am_counted_track(b + AM_COUNT_HDR, n, h);
     am_count_alloc(h, n);
@@ -147,14 +156,14 @@ AM_INLINE void *am_counted_alloc(am_heap *h, size_t n) {
 AM_INLINE void am_counted_free(am_heap *h, void *p, size_t n) {
     size_t size;
     if (!p || am_counted_untrack(p, n, &size) != 0) return;
-    AM_S(_free)(h, (char *)p - AM_COUNT_HDR, size + AM_COUNT_HDR);
+    AM_BELOW(_free)(h, (char *)p - AM_COUNT_HDR, size + AM_COUNT_HDR);
     am_count_free(h, size);
 }
 
 AM_INLINE void *am_counted_alloc_aligned(am_heap *h, size_t n, size_t align) {
     size_t off = AM_ALIGN_UP(AM_COUNT_HDR, align);
     if (n > SIZE_MAX / 4 || align > SIZE_MAX / 4) return NULL;
-    char *b = AM_S(_alloc_aligned)(h, n + off, align);
+    char *b = AM_BELOW(_alloc_aligned)(h, n + off, align);
     if (!b) return NULL;
     am_counted_track(b + off, n, h);
     am_count_alloc(h, n);
@@ -164,7 +173,7 @@ AM_INLINE void *am_counted_alloc_aligned(am_heap *h, size_t n, size_t align) {
 AM_INLINE void am_counted_free_aligned(am_heap *h, void *p, size_t n, size_t align) {
     size_t size, off = AM_ALIGN_UP(AM_COUNT_HDR, align);
     if (!p || am_counted_untrack(p, n, &size) != 0) return;
-    AM_S(_free_aligned)(h, (char *)p - off, size + off, align);
+    AM_BELOW(_free_aligned)(h, (char *)p - off, size + off, align);
     am_count_free(h, size);
 }
 
@@ -184,7 +193,7 @@ AM_INLINE void *am_counted_realloc(am_heap *h, void *p, size_t old_n, size_t new
 AM_INLINE void *am_counted_alloc_array(am_heap *h, size_t count, size_t elem) {
     size_t k = AM_COUNT_HDR_ELEMS(elem);
     if (count > SIZE_MAX / 4 / elem) return NULL;
-    char *b = AM_S(_alloc_array)(h, count + k, elem);
+    char *b = AM_BELOW(_alloc_array)(h, count + k, elem);
     if (!b) return NULL;
     am_counted_track(b + k * elem, count * elem, h);
     am_count_alloc(h, count * elem);
@@ -194,7 +203,7 @@ AM_INLINE void *am_counted_alloc_array(am_heap *h, size_t count, size_t elem) {
 AM_INLINE void am_counted_free_array(am_heap *h, void *p, size_t count, size_t elem) {
     size_t size, k = AM_COUNT_HDR_ELEMS(elem);
     if (!p || am_counted_untrack(p, count * elem, &size) != 0) return;
-    AM_S(_free_array)(h, (char *)p - k * elem, size / elem + k, elem);
+    AM_BELOW(_free_array)(h, (char *)p - k * elem, size / elem + k, elem);
     am_count_free(h, size);
 }
 
@@ -217,20 +226,17 @@ AM_INLINE void am_destroy(am_heap *h) {
     AM_S(_destroy)(h);
 }
 
-#if AM_DEBUG
-#include "debug.h"
-#else
 /* Under ASan, giving back a block whose first byte is poisoned is a double
  * free (or a foreign pointer): said here for every strategy that poisons. */
 void am_asan_bad_free(void *p, size_t n);
 #define AM_ASAN_CHECK_FREE(p, n) \
     do { if (AM_ASAN && (p) && am_is_poisoned(p)) am_asan_bad_free((p), (n)); } while (0)
 
-AM_INLINE am_heap *am_create(const am_options *o) { return AM_S(_create)(o); }
+AM_INLINE am_heap *am_create(const am_options *o) { return AM_BELOW(_create)(o); }
 
 AM_INLINE void *am_alloc(am_heap *h, size_t n) {
     AM_COUNTED(return am_counted_alloc(h, n));
-    void *p = AM_S(_alloc)(h, n);
+    void *p = AM_BELOW(_alloc)(h, n);
     if (AM_LIKELY(p != NULL)) am_count_alloc(h, n);
     return p;
 }
@@ -238,13 +244,13 @@ AM_INLINE void *am_alloc(am_heap *h, size_t n) {
 AM_INLINE void am_free(am_heap *h, void *p, size_t n) {
     AM_ASAN_CHECK_FREE(p, n);
     AM_COUNTED(am_counted_free(h, p, n); return);
-    AM_S(_free)(h, p, n);
+    AM_BELOW(_free)(h, p, n);
     am_count_free(h, n);
 }
 
 AM_INLINE void *am_alloc_aligned(am_heap *h, size_t n, size_t align) {
     AM_COUNTED(if (align > AM_MIN_ALIGN) return am_counted_alloc_aligned(h, n, align); return am_counted_alloc(h, n));
-    void *p = align <= AM_MIN_ALIGN ? AM_S(_alloc)(h, n) : AM_S(_alloc_aligned)(h, n, align);
+    void *p = align <= AM_MIN_ALIGN ? AM_BELOW(_alloc)(h, n) : AM_BELOW(_alloc_aligned)(h, n, align);
     if (p) am_count_alloc(h, n);
     return p;
 }
@@ -252,8 +258,8 @@ AM_INLINE void *am_alloc_aligned(am_heap *h, size_t n, size_t align) {
 AM_INLINE void am_free_aligned(am_heap *h, void *p, size_t n, size_t align) {
     AM_ASAN_CHECK_FREE(p, n);
     AM_COUNTED(if (align > AM_MIN_ALIGN) am_counted_free_aligned(h, p, n, align); else am_counted_free(h, p, n); return);
-    if (align <= AM_MIN_ALIGN) AM_S(_free)(h, p, n);
-    else AM_S(_free_aligned)(h, p, n, align);
+    if (align <= AM_MIN_ALIGN) AM_BELOW(_free)(h, p, n);
+    else AM_BELOW(_free_aligned)(h, p, n, align);
     am_count_free(h, n);
 }
 
@@ -262,7 +268,7 @@ AM_INLINE void am_free_aligned(am_heap *h, void *p, size_t n, size_t align) {
 AM_INLINE void *am_realloc(am_heap *h, void *p, size_t old_n, size_t new_n) {
     AM_ASAN_CHECK_FREE(p, old_n);
     AM_COUNTED(return am_counted_realloc(h, p, old_n, new_n));
-    void *q = AM_S(_realloc)(h, p, old_n, new_n);
+    void *q = AM_BELOW(_realloc)(h, p, old_n, new_n);
     if (q) {
         if (p) am_count_free(h, old_n);
         am_count_alloc(h, new_n);
@@ -274,20 +280,20 @@ AM_INLINE void *am_realloc(am_heap *h, void *p, size_t old_n, size_t new_n) {
 #if AM_S(_HAS_ARRAY)
 AM_INLINE void *am_alloc_array(am_heap *h, size_t count, size_t elem) {
     AM_COUNTED(return am_counted_alloc_array(h, count, elem));
-    void *p = AM_S(_alloc_array)(h, count, elem);
+    void *p = AM_BELOW(_alloc_array)(h, count, elem);
     if (p) am_count_alloc(h, count * elem);
     return p;
 }
 AM_INLINE void am_free_array(am_heap *h, void *p, size_t count, size_t elem) {
     AM_ASAN_CHECK_FREE(p, count * elem);
     AM_COUNTED(am_counted_free_array(h, p, count, elem); return);
-    AM_S(_free_array)(h, p, count, elem);
+    AM_BELOW(_free_array)(h, p, count, elem);
     am_count_free(h, count * elem);
 }
 AM_INLINE void *am_realloc_array(am_heap *h, void *p, size_t old_count, size_t new_count, size_t elem) {
     AM_ASAN_CHECK_FREE(p, old_count * elem);
     AM_COUNTED(return am_counted_realloc_array(h, p, old_count, new_count, elem));
-    void *q = AM_S(_realloc_array)(h, p, old_count, new_count, elem);
+    void *q = AM_BELOW(_realloc_array)(h, p, old_count, new_count, elem);
     if (q) {
         if (p) am_count_free(h, old_count * elem);
         am_count_alloc(h, new_count * elem);
@@ -295,13 +301,16 @@ AM_INLINE void *am_realloc_array(am_heap *h, void *p, size_t old_count, size_t n
     return q;
 }
 #else
-AM_INLINE void *am_alloc_array(am_heap *h, size_t count, size_t elem) { return am_alloc(h, count * elem); }
+AM_INLINE void *am_alloc_array(am_heap *h, size_t count, size_t elem) {
+    if (AM_DEBUG && elem && count > SIZE_MAX / elem) return NULL;
+    return am_alloc(h, count * elem);
+}
 AM_INLINE void am_free_array(am_heap *h, void *p, size_t count, size_t elem) { am_free(h, p, count * elem); }
 AM_INLINE void *am_realloc_array(am_heap *h, void *p, size_t old_count, size_t new_count, size_t elem) {
+    if (AM_DEBUG && elem && new_count > SIZE_MAX / elem) return NULL;
     return am_realloc(h, p, old_count * elem, new_count * elem);
 }
 #endif
-#endif /* AM_DEBUG */
 
 AM_INLINE void am_reset(am_heap *h) {
     AM_COUNTED(if (AM_RESET_FREES_LIVE) am_counted_forget_heap(h, 1));

@@ -4,7 +4,10 @@
  * header's magic (double free, foreign pointer), the size, alignment and kind
  * of call (wrong-size free); blocks are filled with 0xAB when handed out and
  * 0xDD when freed. A violation prints one line to stderr and aborts.
- * Included by allocator.h only; not a sanitizer (see sanitize.h for ASan). */
+ * Included by allocator.h only; not a sanitizer (see sanitize.h for ASan).
+ * am_dbg_* sit between the strategy and allocator.h's am_* calls (AM_BELOW):
+ * the per-heap statistics and the counting wrapper stay above them and see the
+ * caller's sizes. */
 #ifndef AM_DEBUG_H
 #define AM_DEBUG_H
 
@@ -107,7 +110,7 @@ AM_INLINE void am_dbg_close(void *p, size_t n) {
  * -Warray-bounds from seeing a huge memset where a strategy's alloc is opaque */
 #define AM_DBG_TOO_BIG(n, extra) ((n) > (size_t)PTRDIFF_MAX - (extra))
 
-AM_INLINE am_heap *am_create(const am_options *o) {
+AM_INLINE am_heap *am_dbg_create(const am_options *o) {
     /* a fixed-size pool must fit blocks of that size with their header */
     if (o && o->block_size) {
         am_options d = *o;
@@ -117,87 +120,67 @@ AM_INLINE am_heap *am_create(const am_options *o) {
     return AM_S(_create)(o);
 }
 
-AM_INLINE void *am_alloc(am_heap *h, size_t n) {
+AM_INLINE void *am_dbg_alloc(am_heap *h, size_t n) {
     size_t extra = AM_DEBUG_HEAD + AM_DEBUG_CANARY;
     if (AM_DBG_TOO_BIG(n, extra)) return NULL;
     void *b = AM_S(_alloc)(h, n + extra);
     if (!b) return NULL;
-    am_count_alloc(h, n);
     return am_dbg_open(b, n, 0, AM_DEBUG_HEAD, 0);
 }
 
-AM_INLINE void am_free(am_heap *h, void *p, size_t n) {
-    if (!p) { AM_S(_free)(h, p, n); am_count_free(h, n); return; }
+AM_INLINE void am_dbg_free(am_heap *h, void *p, size_t n) {
+    if (!p) { AM_S(_free)(h, p, n); return; }
     void *b = am_dbg_check(p, n, 0, AM_DEBUG_HEAD, "free");
     am_dbg_close(p, n);
     AM_S(_free)(h, b, n + AM_DEBUG_HEAD + AM_DEBUG_CANARY);
-    am_count_free(h, n);
 }
 
-AM_INLINE void *am_alloc_aligned(am_heap *h, size_t n, size_t align) {
+AM_INLINE void *am_dbg_alloc_aligned(am_heap *h, size_t n, size_t align) {
     size_t prefix = am_dbg_prefix(align);
     size_t extra = prefix + AM_DEBUG_CANARY;
     if (AM_DBG_TOO_BIG(n, extra)) return NULL;
     void *b = align <= AM_MIN_ALIGN ? AM_S(_alloc)(h, n + extra) : AM_S(_alloc_aligned)(h, n + extra, align);
     if (!b) return NULL;
-    am_count_alloc(h, n);
     return am_dbg_open(b, n, 0, prefix, 0);
 }
 
-AM_INLINE void am_free_aligned(am_heap *h, void *p, size_t n, size_t align) {
+AM_INLINE void am_dbg_free_aligned(am_heap *h, void *p, size_t n, size_t align) {
     size_t prefix = am_dbg_prefix(align);
     void *b = p ? am_dbg_check(p, n, 0, prefix, "free") : NULL;
     if (p) am_dbg_close(p, n);
     if (align <= AM_MIN_ALIGN) AM_S(_free)(h, b, p ? n + prefix + AM_DEBUG_CANARY : n);
     else AM_S(_free_aligned)(h, b, p ? n + prefix + AM_DEBUG_CANARY : n, align);
-    am_count_free(h, n);
 }
-AM_INLINE void *am_realloc(am_heap *h, void *p, size_t old_n, size_t new_n) {
+AM_INLINE void *am_dbg_realloc(am_heap *h, void *p, size_t old_n, size_t new_n) {
     size_t extra = AM_DEBUG_HEAD + AM_DEBUG_CANARY;
     if (AM_DBG_TOO_BIG(new_n, extra)) return NULL;
     void *b = p ? am_dbg_check(p, old_n, 0, AM_DEBUG_HEAD, "realloc") : NULL;
     void *q = AM_S(_realloc)(h, b, p ? old_n + extra : 0, new_n + extra);
     if (!q) return NULL; /* the old block is as it was */
-    if (p) am_count_free(h, old_n);
-    am_count_alloc(h, new_n);
     return am_dbg_open(q, new_n, 0, AM_DEBUG_HEAD, p ? old_n : 0);
 }
 
 #if AM_S(_HAS_ARRAY)
-AM_INLINE void *am_alloc_array(am_heap *h, size_t count, size_t elem) {
+AM_INLINE void *am_dbg_alloc_array(am_heap *h, size_t count, size_t elem) {
     size_t extra = am_dbg_extra_elems(elem);
     if (elem && count > (size_t)PTRDIFF_MAX / elem - extra) return NULL;
     void *b = AM_S(_alloc_array)(h, count + extra, elem);
     if (!b) return NULL;
-    am_count_alloc(h, count * elem);
     return am_dbg_open(b, count * elem, elem, AM_DEBUG_HEAD, 0);
 }
-AM_INLINE void am_free_array(am_heap *h, void *p, size_t count, size_t elem) {
-    if (!p) { AM_S(_free_array)(h, p, count, elem); am_count_free(h, count * elem); return; }
+AM_INLINE void am_dbg_free_array(am_heap *h, void *p, size_t count, size_t elem) {
+    if (!p) { AM_S(_free_array)(h, p, count, elem); return; }
     void *b = am_dbg_check(p, count * elem, elem, AM_DEBUG_HEAD, "free");
     am_dbg_close(p, count * elem);
     AM_S(_free_array)(h, b, count + am_dbg_extra_elems(elem), elem);
-    am_count_free(h, count * elem);
 }
-AM_INLINE void *am_realloc_array(am_heap *h, void *p, size_t old_count, size_t new_count, size_t elem) {
+AM_INLINE void *am_dbg_realloc_array(am_heap *h, void *p, size_t old_count, size_t new_count, size_t elem) {
     size_t extra = am_dbg_extra_elems(elem);
     if (elem && new_count > (size_t)PTRDIFF_MAX / elem - extra) return NULL;
     void *b = p ? am_dbg_check(p, old_count * elem, elem, AM_DEBUG_HEAD, "realloc") : NULL;
     void *q = AM_S(_realloc_array)(h, b, p ? old_count + extra : 0, new_count + extra, elem);
     if (!q) return NULL;
-    if (p) am_count_free(h, old_count * elem);
-    am_count_alloc(h, new_count * elem);
     return am_dbg_open(q, new_count * elem, elem, AM_DEBUG_HEAD, p ? old_count * elem : 0);
-}
-#else
-AM_INLINE void *am_alloc_array(am_heap *h, size_t count, size_t elem) {
-    if (elem && count > SIZE_MAX / elem) return NULL;
-    return am_alloc(h, count * elem);
-}
-AM_INLINE void am_free_array(am_heap *h, void *p, size_t count, size_t elem) { am_free(h, p, count * elem); }
-AM_INLINE void *am_realloc_array(am_heap *h, void *p, size_t old_count, size_t new_count, size_t elem) {
-    if (elem && new_count > SIZE_MAX / elem) return NULL;
-    return am_realloc(h, p, old_count * elem, new_count * elem);
 }
 #endif
 

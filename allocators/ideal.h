@@ -51,7 +51,9 @@ void ideal_poison_ahead(ideal_heap *h);
 AM_INLINE void *ideal_alloc(ideal_heap *h, size_t n) {
     size_t room = (size_t)(h->end - h->cur);
     size_t need = AM_ALIGN_UP(n, AM_MIN_ALIGN);
-    if (AM_UNLIKELY(need > room)) return NULL; /* the buffer is the whole heap */
+    /* the buffer is the whole heap; n >= 1, so need is 0 only when the
+     * rounding wrapped, and need - 1 then fails the comparison too */
+    if (AM_UNLIKELY(need - 1 >= room)) return NULL;
     void *p = h->cur;
     h->cur += need;
     AM_IDEAL_ASAN_HANDOUT(h, p, n);

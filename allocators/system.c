@@ -48,6 +48,9 @@ void system_free_limited(system_heap *h, void *p, size_t n) {
 }
 
 void *system_alloc_aligned(system_heap *h, size_t n, size_t align) {
+    /* rounded up to the alignment below, a size this large would wrap to a
+     * small block; and no object may exceed PTRDIFF_MAX bytes */
+    if (n > (size_t)PTRDIFF_MAX - align) return NULL;
     if (h->limit && !take_bytes(h, n)) return NULL;
     /* aligned_alloc wants a size that is a multiple of the alignment */
 #if defined(_WIN32)

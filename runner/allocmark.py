@@ -47,6 +47,11 @@ DEFAULT_MIN_MS = 10.0
 QUICK_SAMPLES = 5
 QUICK_MIN_MS = 5.0
 WRITE_EVERY_S = 5.0
+# the cell's own cap (runner/cell_main.c): a size is a count of elements, bytes
+# or MiB, and past 2^40 the workloads' arithmetic would overflow
+MAX_SIZE = 1 << 40
+# a run whose files could not be written where asked (the results are saved elsewhere or printed)
+EXIT_NOT_WRITTEN = 4
 
 SAMPLE_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "sample", "reps",
                "ns", "ns_per_op"]
@@ -126,6 +131,9 @@ def sizes_arg(s):
                 f"not a size: '{part}' (give whole numbers separated by commas, 'linear' or 'log')")
         if v < 1:
             raise argparse.ArgumentTypeError(f"a size must be at least 1: '{part}'")
+        if v > MAX_SIZE:
+            raise argparse.ArgumentTypeError(
+                f"size '{part}' cannot fit in memory (at most 2^40 = {MAX_SIZE}: elements, bytes or MiB)")
         out.append(v)
     return out
 
@@ -424,10 +432,18 @@ def csv_text(header, rows):
 
 
 def write_atomic(path, text):
+    """A failed write (full disk) leaves the previous file whole and no .tmp."""
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
 
 
 class Ratios:
@@ -522,6 +538,31 @@ def write_outputs(out_dir, cells, ratios, meta, order):
                  f"# allocmark run {meta['run_id']}\n\n" +
                  table_text(done, ratio_rows, ratios.baseline, order, markdown=True, versus_rows=versus))
     return text
+
+
+def rescue_outputs(out_dir, error, cells, ratios, meta, order):
+    """The run folder could not be written (full disk, quota): the results go to
+    a new folder in the temporary directory, or, failing that, to stdout as CSV.
+    Returns the tables' text."""
+    print(f"allocmark: cannot write the results into {out_dir}: {error.strerror or error}", file=sys.stderr)
+    try:
+        where = tempfile.mkdtemp(prefix=f"allocmark-{meta['run_id']}-")
+        try:
+            text = write_outputs(where, cells, ratios, meta, order)
+            print(f"allocmark: results saved in {where} instead", file=sys.stderr)
+            return text
+        except OSError:
+            shutil.rmtree(where, ignore_errors=True)
+            raise
+    except OSError as e:
+        print(f"allocmark: nor in the temporary directory ({e.strerror or e}); summary.csv and "
+              f"samples.csv follow on stdout", file=sys.stderr)
+    done = [c for c in cells if c.status != "pending"]
+    samples = [c.cols() + [i, c.result["reps"], ns, ns / (c.result["reps"] * (c.result.get("ops_per_rep") or 1))]
+               for c in done if c.status == "ok" for i, ns in enumerate(c.result["samples_ns"])]
+    print("== summary.csv\n" + csv_text(SUMMARY_COLS, summary_rows(done)) +
+          "== samples.csv\n" + csv_text(SAMPLE_COLS, samples), end="")
+    return ""
 
 
 def point_latest(out_dir):
@@ -939,7 +980,10 @@ def write_stats_tables(args, cfg):
             print(f"note: counting table of {strategy} {name} {size}: {why}")
             continue
         body = "\n".join(line for line in p.stdout.splitlines() if not line.startswith("{"))
-        write_atomic(os.path.join(cfg["out_dir"], f"stats-{strategy}-{name}-{size}.txt"), body.rstrip() + "\n")
+        try:
+            write_atomic(os.path.join(cfg["out_dir"], f"stats-{strategy}-{name}-{size}.txt"), body.rstrip() + "\n")
+        except OSError as e:  # full disk: the results proper are written (or rescued) next
+            print(f"note: counting table of {strategy} {name} {size} not written: {e.strerror or e}")
 
 
 def on_sigterm(signum, frame):
@@ -967,6 +1011,7 @@ def run(args):
     ratios = Ratios(cfg["baseline"], cfg["seed"])
     progress = Progress(len(cells), len(cfg["compilers"]) > 1)
     state = "finished"
+    write_error = None
     last_write = time.monotonic()
     prev = signal.signal(signal.SIGTERM, on_sigterm)
     # the run folder's temporary space (mmap_file's files, which the strategy
@@ -981,8 +1026,14 @@ def run(args):
                 measure(c, args, cfg, scratch)
                 progress.after(i, c, time.monotonic() - t0)
                 if time.monotonic() - last_write >= WRITE_EVERY_S:
-                    write_outputs(out_dir, cells, ratios, make_meta(args, cfg, cells, started, "running"),
-                                  cfg["order"])
+                    try:
+                        write_outputs(out_dir, cells, ratios, make_meta(args, cfg, cells, started, "running"),
+                                      cfg["order"])
+                    except OSError as e:  # full disk: keep measuring, the last write tries again
+                        if not write_error:
+                            print(f"allocmark: cannot write {out_dir} ({e.strerror or e}); still measuring",
+                                  file=sys.stderr, flush=True)
+                        write_error = e
                     last_write = time.monotonic()
     except KeyboardInterrupt:
         state = "interrupted"
@@ -995,8 +1046,14 @@ def run(args):
             write_stats_tables(args, cfg)
         except KeyboardInterrupt:
             state = "interrupted"
-    text = write_outputs(out_dir, cells, ratios, make_meta(args, cfg, cells, started, state), cfg["order"])
-    point_latest(out_dir)
+    meta = make_meta(args, cfg, cells, started, state)
+    try:
+        text = write_outputs(out_dir, cells, ratios, meta, cfg["order"])
+        write_error = None
+        point_latest(out_dir)
+    except OSError as e:
+        write_error = e
+        text = rescue_outputs(out_dir, e, cells, ratios, meta, cfg["order"])
     print(text)
     if len(cfg["compilers"]) > 1:
         try:
@@ -1010,6 +1067,10 @@ def run(args):
     for c in failed:
         print(f"failed: {c.compiler} {c.strategy} {c.workload} {c.size}: {c.reason}")
     elapsed = (datetime.datetime.now() - started).total_seconds()
+    if write_error:
+        print(f"{len(done)} of {len(cells)} cells done; {out_dir} could not be written: "
+              f"{write_error.strerror or write_error}")
+        return EXIT_NOT_WRITTEN
     if state == "interrupted":
         print(f"interrupted: {len(done)} of {len(cells)} cells done; results in {out_dir}")
         return 130

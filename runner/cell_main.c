@@ -135,7 +135,17 @@ static int parse_args(int argc, char **argv, cell_args *a) {
         if (!v) { fprintf(stderr, "am-cell: %s needs a value\n", f); return 0; }
         i++;
         if (!strcmp(f, "--workload")) a->workload = v;
-        else if (!strcmp(f, "--size")) { if (!parse_u64(f, v, &u) || !u) return 0; a->size = (size_t)u; }
+        else if (!strcmp(f, "--size")) {
+            if (!parse_u64(f, v, &u) || !u) return 0;
+            /* sizes count elements, bytes or MiB: past 2^40 the workloads' own
+             * arithmetic (len + 1, size << 20) would overflow before any
+             * allocation could fail cleanly */
+            if (u > ((uint64_t)1 << 40) || (uint64_t)(size_t)u != u) {
+                fprintf(stderr, "am-cell: --size %s cannot fit in memory (at most 2^40)\n", v);
+                return 0;
+            }
+            a->size = (size_t)u;
+        }
         else if (!strcmp(f, "--samples")) { if (!parse_u64(f, v, &u) || !u) return 0; a->samples = (unsigned)u; }
         else if (!strcmp(f, "--seed")) { if (!parse_u64(f, v, &u)) return 0; a->seed = u; }
         else if (!strcmp(f, "--threads")) { if (!parse_u64(f, v, &u) || !u) return 0; a->threads = (unsigned)u; }

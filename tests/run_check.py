@@ -5,10 +5,12 @@ a closing "N passed, N failed" like make test's. Stages (--only picks some):
   asan      every C test under AddressSanitizer + UBSan (build/<cc>-asan), halting on
             the first error, including the bug-injection tests of test_detection.c
   debug     every C test with the allocmark debug layer, DEBUG=1 (build/<cc>-debug)
-  tsan      the threaded tests (name filter "thread") under ThreadSanitizer (build/<cc>-tsan)
+  tsan      the threaded tests (name filter "thread") under ThreadSanitizer (build/<cc>-tsan);
+            only the test files that have such tests are built
   valgrind  the system row's tests under valgrind memcheck, no sanitizers (build/<cc>-valgrind)
   fuzz      fuzz/fuzz_allocator.c per row with clang + libFuzzer (build/clang-fuzz):
-            --fuzz-runs executions each (make check), or --fuzz-seconds each (make fuzz);
+            --fuzz-runs executions each, but no more than --fuzz-cap seconds a row
+            (make check: 20000 runs or 20 s), or --fuzz-seconds each (make fuzz);
             executions per row go to build/fuzz-stats.txt
 
 Sanitizer, valgrind and fuzz stages leave out rows linked against another malloc
@@ -69,7 +71,7 @@ def need(*args):
 
 
 def make(args, target, **variables):
-    cmd = args.make.split() + ["-j" + str(os.cpu_count() or 2), "--no-print-directory", target]
+    cmd = args.make.split() + ["-j" + str(os.cpu_count() or 2), "--no-print-directory"] + target.split()
     cmd += [f"{k}={v}" for k, v in variables.items()]
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if p.returncode != 0:
@@ -123,14 +125,30 @@ def stage_debug(args):
     return run_bins(binaries(build, ("tests",)), args)
 
 
+def threaded_test_files():
+    """tests/strategy files that name a test "...thread...": the only ones the
+    tsan stage runs (with the name filter "thread"), so the only ones it builds"""
+    out = []
+    top = os.path.join(ROOT, "tests", "strategy")
+    for f in sorted(os.listdir(top)):
+        if f.endswith(".c"):
+            with open(os.path.join(top, f)) as src:
+                if re.search(r'\{"\w*thread', src.read()):
+                    out.append(f[:-2])
+    return out
+
+
 def stage_tsan(args):
     build = f"build/{ccname(args.cc)}-tsan"
-    if not make(args, "tests-build", CC=args.cc, VARIANT="-tsan",
+    rows, sources = plain_rows(), run_all.row_sources()
+    targets = [os.path.join(build, "tests", r, t) for r in rows for t in threaded_test_files()]
+    targets = [t for t in targets if run_all.built_for_row(t, sources)]
+    if not make(args, " ".join(targets), CC=args.cc, VARIANT="-tsan",
                 EXTRA_CFLAGS="-fsanitize=thread -fno-omit-frame-pointer", EXTRA_LDFLAGS="-fsanitize=thread",
-                ALLOCATORS=",".join(plain_rows())):
+                ALLOCATORS=",".join(rows)):
         return 0, 1
     env = {"TSAN_OPTIONS": "halt_on_error=1:second_deadlock_stack=1"}
-    return run_bins(binaries(build, ("tests",), plain_rows()), args, extra=["thread"], env=env)
+    return run_bins(sorted(os.path.join(ROOT, t) for t in targets), args, extra=["thread"], env=env)
 
 
 def stage_valgrind(args):
@@ -142,7 +160,8 @@ def stage_valgrind(args):
                 ALLOCATORS="system"):
         return 0, 1
     tool = ["valgrind", "--quiet", "--error-exitcode=1", "--leak-check=full",
-            "--errors-for-leak-kinds=definite", "--trace-children=no"]
+            "--errors-for-leak-kinds=definite", "--trace-children=no",
+            "--suppressions=" + os.path.join(ROOT, "tests", "valgrind.supp")]
     return run_bins(binaries(build + "/tests/system", ("",)), args, prefix=tool)
 
 
@@ -178,7 +197,13 @@ def stage_fuzz(args):
         return 0, 1
     passed = failed = 0
     stats = []
-    limit = [f"-max_total_time={args.fuzz_seconds}"] if args.fuzz_seconds else [f"-runs={args.fuzz_runs}"]
+    # the cap keeps make check's time bounded on a slow or busy machine: a row
+    # whose inputs each create a 16 MiB heap under ASan (monotonic) manages
+    # fewer than 100 executions a second there
+    if args.fuzz_seconds:
+        limit = [f"-max_total_time={args.fuzz_seconds}"]
+    else:
+        limit = [f"-runs={args.fuzz_runs}"] + ([f"-max_total_time={args.fuzz_cap}"] if args.fuzz_cap else [])
     for row in rows:
         exe = os.path.join(ROOT, build, "fuzz", row, "fuzz_allocator")
         work = os.path.join(ROOT, build, "corpus", row)
@@ -213,7 +238,9 @@ def main():
     ap.add_argument("--fuzz-cc", default="clang")
     ap.add_argument("--only", default=",".join(STAGES), help="comma-separated stages")
     ap.add_argument("--fuzz-runs", type=int, default=20000)
-    ap.add_argument("--fuzz-seconds", type=int, default=0)
+    ap.add_argument("--fuzz-seconds", type=int, default=0, help="fuzz each row this long (make fuzz)")
+    ap.add_argument("--fuzz-cap", type=int, default=20,
+                    help="with --fuzz-runs: at most this many seconds a row (0: no cap)")
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--jobs", type=int, default=run_all.default_jobs(), help="test binaries run at once")
     ap.add_argument("--verbose", action="store_true", help="also list skipped tests")

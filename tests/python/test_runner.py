@@ -4,6 +4,7 @@ ratios that agree with the medians, every kind of bad input, and cells that
 crash, hang or fail their checksum (through the cell's AM_TEST_* hooks) being
 recorded as failed while the others complete. Builds the two rows if needed."""
 import csv
+import errno
 import json
 import os
 import signal
@@ -12,6 +13,12 @@ import sys
 import tempfile
 import time
 import unittest
+from unittest import mock
+
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 RUNNER = os.path.join(ROOT, "runner", "allocmark.py")
@@ -215,6 +222,18 @@ class BadInput(unittest.TestCase):
         self.assertIn(os.path.join(blocker, "run"), p.stderr)
         self.assertNotIn("cell 1/", p.stdout)
 
+    def test_sizes_past_2_to_the_40_cannot_fit(self):
+        self.check(["--sizes", "10,1099511627777"], "'1099511627777'", "cannot fit in memory")
+        self.check(["--sizes", "18446744073709551616"], "cannot fit in memory")
+
+    def test_the_cell_refuses_a_size_past_2_to_the_40(self):
+        # 2^64 - 1 used to reach the workload and die of SIGFPE (rand % (len + 1))
+        exe = allocmark.cell_exe(os.path.join(BUILD, "bin"), "system")
+        p = subprocess.run([exe, "--workload", "thrash_pool", "--size", "18446744073709551615"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("cannot fit in memory", p.stderr)
+
     def test_help_lists_the_options(self):
         p = subprocess.run([sys.executable, RUNNER, "--help"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 0)
@@ -268,6 +287,112 @@ class FailingCells(unittest.TestCase):
         self.assertIn("failed", self.p.stdout)
         _, ratios = read_csv(os.path.join(self.out, "ratios.csv"))
         self.assertEqual([], ratios)  # no (ideal, system) pair finished at the same size
+
+
+class TooLargeForMemory(unittest.TestCase):
+    """A size under the cap that no heap can hold: its cells fail with "out of
+    memory" and the run goes on (thrash_pool asks for one 4 TB vector, which
+    malloc and ideal refuse at once: no memory is taken)."""
+
+    def test_cells_fail_out_of_memory_and_the_rest_finish(self):
+        ensure_cells()
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run")
+            p = run(TINY + ["--sizes", "10,1000000000000", "--baseline", "system", "--out", out])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            _, rows = read_csv(os.path.join(out, "summary.csv"))
+            by = {(r["strategy"], int(r["size"])): r for r in rows}
+            self.assertEqual(len(by), 4)
+            for s in ("system", "ideal"):
+                self.assertEqual(by[(s, 10)]["status"], "ok")
+                self.assertEqual(by[(s, 10 ** 12)]["status"], "failed")
+                self.assertIn("out of memory", by[(s, 10 ** 12)]["reason"])
+
+
+def limit_file_size(limit):
+    """preexec_fn: files above limit bytes cannot be written (EFBIG, with
+    SIGXFSZ ignored), as on a full disk"""
+    def pre():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return pre
+
+
+@unittest.skipIf(resource is None, "needs setrlimit (POSIX)")
+class FullDisk(unittest.TestCase):
+    """A run folder that fills up: simulated with RLIMIT_FSIZE (300 bytes, so
+    the probe file fits and the CSV files do not), which fails every larger
+    write with EFBIG, the way a full disk fails them with ENOSPC. The temporary
+    directory is limited alike, so the results must come out on stdout."""
+
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells()
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = os.path.join(cls.tmp.name, "run")
+        env = dict(os.environ, TMPDIR=cls.tmp.name)
+        for k in ("AM_TEST_CRASH", "AM_TEST_HANG", "AM_TEST_BADSUM"):
+            env.pop(k, None)
+        cmd = [sys.executable, RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD),
+               "--out", cls.out, "--baseline", "system"] + TINY + ["--sizes", "10,210"]
+        cls.p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120,
+                               preexec_fn=limit_file_size(300))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_exit_status_and_message_name_the_folder(self):
+        self.assertEqual(self.p.returncode, allocmark.EXIT_NOT_WRITTEN, self.p.stderr)
+        self.assertIn(f"cannot write the results into {self.out}", self.p.stderr)
+        self.assertIn("follow on stdout", self.p.stderr)
+
+    def test_every_result_is_on_stdout(self):
+        text = self.p.stdout.split("== summary.csv\n", 1)[1]
+        summary, samples = text.split("== samples.csv\n", 1)
+        rows = list(csv.DictReader(summary.splitlines()))
+        self.assertEqual(sorted((r["strategy"], r["size"], r["status"]) for r in rows),
+                         [("ideal", "10", "ok"), ("ideal", "210", "ok"), ("system", "10", "ok"),
+                          ("system", "210", "ok")])
+        lines = [line for line in samples.splitlines() if line.startswith(COMPILER + ",")]
+        self.assertEqual(len(lines), 4 * 3)
+
+    def test_no_partial_files_are_left(self):
+        for folder in (self.out, self.tmp.name):
+            for dirpath, _, files in os.walk(folder):
+                self.assertEqual([f for f in files if f.endswith(".tmp")], [], dirpath)
+        # the rescue folder that could not be filled is not left behind either
+        self.assertEqual(sorted(os.listdir(self.tmp.name)), ["run"])
+
+
+class WriteAtomic(unittest.TestCase):
+    def test_enospc_keeps_the_old_file_whole(self):
+        real_open = open
+
+        class Full:
+            def __init__(self, f):
+                self.f = f
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                self.f.close()
+
+            def write(self, text):
+                self.f.write(text[:10])
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "summary.csv")
+            allocmark.write_atomic(path, "a,b\n1,2\n")
+            with mock.patch("builtins.open", lambda *a, **k: Full(real_open(*a, **k))):
+                with self.assertRaises(OSError) as e:
+                    allocmark.write_atomic(path, "a,b\n3,4\n5,6\n")
+            self.assertEqual(e.exception.errno, errno.ENOSPC)
+            with open(path) as f:
+                self.assertEqual(f.read(), "a,b\n1,2\n")
+            self.assertEqual(os.listdir(tmp), ["summary.csv"])
 
 
 class Interrupt(unittest.TestCase):

@@ -574,6 +574,10 @@ static void test_byte_limit(void) {
     CHECK(h != NULL);
     CHECK(am_alloc(h, SIZE_MAX / 2) == NULL);
     CHECK(am_alloc_aligned(h, SIZE_MAX / 2, 64) == NULL);
+    /* sizes that wrap to a small block when rounded up to the alignment */
+    CHECK(am_alloc_aligned(h, SIZE_MAX - 10, 64) == NULL);
+    CHECK(am_alloc_aligned(h, SIZE_MAX - 100, 4096) == NULL);
+    CHECK(am_alloc(h, SIZE_MAX - 2) == NULL);
     CHECK(am_alloc_array(h, SIZE_MAX / 16, 8) == NULL);
     block x;
     CHECK(take(h, &x, 100));

@@ -147,7 +147,11 @@ static void test_double_and_wrong_size_free_are_caught(void) {
     am_free(h, p, 48);
     am_free(h, p, 48);
     CHECK(am_counting_errors() == 2);
+#if AM_DEBUG /* the debug layer below fills a freed block, the counting header too, with 0xDD */
+    CHECK(strstr(am_counting_last_error(), "not a live counted block") != NULL);
+#else
     CHECK(strstr(am_counting_last_error(), "double free") != NULL);
+#endif
     CHECK(am_owner_counts_of("t", &o) == 0 && o.allocs == 2 && o.frees == 2 && o.bytes == 0);
 #endif
     am_owner_pop();
