@@ -40,12 +40,19 @@ FALLBACK_BASELINE = "system"
 # 10, 810, 1810 for seed 004's) x 2 compilers = ~1350 cells, plus the swept
 # scenarios (contention: 6 W x 3 T; query_heap; mmap_pressure: 5 fractions),
 # about 1900 cells x 0.2 s = 6.5 min, and the builds take the rest.
-# --quick: the largest size only, T=1 and 2, 5 samples of 5 ms, one compiler: about
-# 300 cells x 0.07 s = 25 s.
+# --quick: the largest size only, T=1 and 2, 6 samples of 5 ms, one compiler: about
+# 330 cells x 0.12 s = 40 s.
 DEFAULT_SAMPLES = 9
 DEFAULT_MIN_MS = 10.0
-QUICK_SAMPLES = 5
+QUICK_SAMPLES = 6
 QUICK_MIN_MS = 5.0
+# A cell's samples are taken in ROUNDS processes, each round visiting every cell
+# in a new order. On the shared VMs this suite runs on, one process's samples
+# agree within 1-2% while two processes of the same cell a minute apart differ
+# by 5-30% (the host's load, the process's address layout): samples from one
+# process measure that process, samples from three spread over the run measure
+# the cell. Round 1 calibrates the repetitions; later rounds reuse its count.
+DEFAULT_ROUNDS = 3
 WRITE_EVERY_S = 5.0
 # the cell's own cap (runner/cell_main.c): a size is a count of elements, bytes
 # or MiB, and past 2^40 the workloads' arithmetic would overflow
@@ -54,7 +61,7 @@ MAX_SIZE = 1 << 40
 EXIT_NOT_WRITTEN = 4
 
 SAMPLE_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "sample", "reps",
-               "ns", "ns_per_op"]
+               "ns", "ns_per_op", "round"]
 SUMMARY_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "status", "reason",
                 "samples", "reps", "ops_per_rep", "median_ns_per_op", "min_ns_per_op", "ci_low_ns",
                 "ci_high_ns", "cv", "peak_rss_bytes", "bytes_requested", "bytes_peak",
@@ -171,6 +178,9 @@ def make_parser():
                          "(its log sweep); default: every other size of the linear sweep plus the last")
     ap.add_argument("--samples", type=whole_number(3), metavar="K",
                     help=f"samples per cell (default {DEFAULT_SAMPLES}, at least 3)")
+    ap.add_argument("--rounds", type=whole_number(1), metavar="R",
+                    help=f"processes per cell: the samples are split between R rounds over the "
+                         f"whole matrix, each in a new order (default {DEFAULT_ROUNDS}; at most --samples)")
     ap.add_argument("--min-ms", type=positive_number, metavar="X",
                     help=f"shortest sample in ms (default {DEFAULT_MIN_MS:g})")
     ap.add_argument("--baseline", metavar="S",
@@ -187,7 +197,7 @@ def make_parser():
                     help="compiler build folders build/<name>/bin to use (default: the name of $CC, "
                          "as the Makefile uses)")
     ap.add_argument("--quick", action="store_true",
-                    help=f"small matrix: first and last size, {QUICK_SAMPLES} samples, "
+                    help=f"small matrix: the largest size, {QUICK_SAMPLES} samples, "
                          f"min-ms {QUICK_MIN_MS:g}")
     ap.add_argument("--cpu", type=cpu_arg, default="auto", metavar="N|auto|none",
                     help="CPU for the single-threaded cells (default auto: the fastest in a short "
@@ -348,19 +358,33 @@ class Cell:
                 fmt(self.param)]
 
 
-def measure(cell, args, cfg, scratch):
+def samples_in_round(samples, rounds, rnd):
+    """The share of a cell's samples taken in round rnd (0-based): the first
+    rounds take one more when samples do not divide evenly."""
+    return samples // rounds + (rnd < samples % rounds)
+
+
+def measure(cell, args, cfg, scratch, rnd=0):
+    """One round of a cell: round 0 calibrates, checks and counts (the -stats
+    run); later rounds add samples taken with round 0's repetitions."""
     bindir = bin_dir(args, cell.compiler)
     common = ["--workload", cell.workload, "--size", str(cell.size), "--seed", str(cfg["seed"])]
     if cell.threaded:
         common += ["--threads", str(cell.threads)]
     if cell.param:
         common += ["--param", repr(float(cell.param))]
+    rounds = cfg.get("rounds", 1)
     cmd = [cell_exe(bindir, cell.strategy)] + common + [
-        "--samples", str(cfg["samples"]), "--min-ms", repr(cfg["min_ms"])]
+        "--samples", str(samples_in_round(cfg["samples"], rounds, rnd)), "--min-ms", repr(cfg["min_ms"])]
+    if rnd:
+        cmd += ["--reps", str(cell.result["reps"])]
     env = cell_env(cfg.get("tmpdir"))
     pinner = cfg.get("pinner")
     pin = pinning.preexec(pinner and pinner.refresh(), cell.threaded and cell.threads > 1)
     out, why = run_process(cmd, args.timeout, scratch, env, pin)
+    if rnd:
+        add_round(cell, out, why, rnd, cfg["seed"])
+        return
     if why:
         cell.status, cell.reason = "failed", why
         return
@@ -380,9 +404,26 @@ def measure(cell, args, cfg, scratch):
                 note = "stats run: " + swhy
             else:
                 counted = sout.get("stats", {})
+    out["sample_rounds"] = [0] * len(out.get("samples_ns", []))
     cell.result, cell.stats, cell.reason = out, counted, note
     cell.summary = summarize(cell, cfg["seed"])
     cell.status = "ok"
+
+
+def add_round(cell, out, why, rnd, seed):
+    """A later round's samples join round 0's; a round that fails fails the cell:
+    a crash or a wrong checksum in any process is the cell's result."""
+    if not why and (out.get("status") != "ok" or out.get("reps") != cell.result["reps"]):
+        why = f"unexpected answer: status {out.get('status')}, reps {out.get('reps')}"
+    if why:
+        cell.status, cell.reason, cell.summary = "failed", f"round {rnd + 1}: {why}", None
+        return
+    r = cell.result
+    r["samples_ns"] = r["samples_ns"] + out["samples_ns"]
+    r["sample_rounds"] = r["sample_rounds"] + [rnd] * len(out["samples_ns"])
+    if out.get("peak_rss"):
+        r["peak_rss"] = max(r.get("peak_rss") or 0, out["peak_rss"])
+    cell.summary = summarize(cell, seed)
 
 
 def summarize(cell, seed):
@@ -460,11 +501,13 @@ class Ratios:
             if c.strategy == self.baseline or c.status != "ok" or c.key() not in base:
                 continue
             k = c.cols()
-            if tuple(k) not in self.done:
-                b = base[c.key()]
-                self.done[tuple(k)] = stats.ratio_ci(per_op_samples(c.result), per_op_samples(b.result),
-                                                     stats.seed_for(self.seed, "ratio", *k))
-            r, lo, hi = self.done[tuple(k)]
+            b = base[c.key()]
+            # a later round adds samples: the ratio is computed again then
+            memo = (tuple(k), len(c.result["samples_ns"]), len(b.result["samples_ns"]))
+            if memo not in self.done:
+                self.done[memo] = stats.ratio_ci(per_op_samples(c.result), per_op_samples(b.result),
+                                                 stats.seed_for(self.seed, "ratio", *k))
+            r, lo, hi = self.done[memo]
             out.append([c.compiler, c.workload, c.size, c.threads, fmt(c.param), c.strategy,
                         self.baseline, r, lo, hi, stats.significant(lo, hi)])
         return out
@@ -512,17 +555,26 @@ def summary_rows(cells):
     return rows
 
 
+def sample_rows(cells):
+    rows = []
+    for c in cells:
+        if c.status != "ok":
+            continue
+        ops = c.result["reps"] * (c.result.get("ops_per_rep") or 1)
+        rounds = c.result.get("sample_rounds") or []
+        for i, ns in enumerate(c.result["samples_ns"]):
+            rows.append(c.cols() + [i, c.result["reps"], ns, ns / ops, rounds[i] + 1 if i < len(rounds) else 1])
+    return rows
+
+
 def write_outputs(out_dir, cells, ratios, meta, order):
     done = sorted((c for c in cells if c.status != "pending"),
                   key=lambda c: (c.compiler, c.workload, c.threads, c.param, c.size, order.index(c.strategy)
                                  if c.strategy in order else len(order)))
-    samples, metrics = [], []
+    samples, metrics = sample_rows(done), []
     for c in done:
         if c.status != "ok":
             continue
-        ops = c.result["reps"] * (c.result.get("ops_per_rep") or 1)
-        for i, ns in enumerate(c.result["samples_ns"]):
-            samples.append(c.cols() + [i, c.result["reps"], ns, ns / ops])
         for name, value in (c.result.get("metrics") or {}).items():
             metrics.append(c.cols() + [name, value])
     ratio_rows = ratios.rows(done)
@@ -558,8 +610,7 @@ def rescue_outputs(out_dir, error, cells, ratios, meta, order):
         print(f"allocmark: nor in the temporary directory ({e.strerror or e}); summary.csv and "
               f"samples.csv follow on stdout", file=sys.stderr)
     done = [c for c in cells if c.status != "pending"]
-    samples = [c.cols() + [i, c.result["reps"], ns, ns / (c.result["reps"] * (c.result.get("ops_per_rep") or 1))]
-               for c in done if c.status == "ok" for i, ns in enumerate(c.result["samples_ns"])]
+    samples = sample_rows(done)
     print("== summary.csv\n" + csv_text(SUMMARY_COLS, summary_rows(done)) +
           "== samples.csv\n" + csv_text(SAMPLE_COLS, samples), end="")
     return ""
@@ -683,22 +734,35 @@ class Progress:
         self.tty = sys.stdout.isatty()
         self.start = time.monotonic()
         self.width = 0
+        self.skipped = 0
+
+    @staticmethod
+    def _round(rnd):
+        return f" (round {rnd + 1})" if rnd else ""
 
     def _name(self, c):
         extra = (f" T={c.threads}" if c.threaded else "") + (f" param={fmt(c.param)}" if c.param else "")
         return (f"{c.compiler} " if self.multi else "") + f"{c.strategy} {c.workload} {c.size}{extra}"
 
-    def before(self, i, c):
+    def skip(self):
+        """A visit not made (a later round of a failed or skipped cell): the ETA
+        counts only the visits left to make."""
+        self.total -= 1
+        self.skipped += 1
+
+    def before(self, i, c, rnd=0):
         if not self.tty:
             return
+        i -= self.skipped
         elapsed = time.monotonic() - self.start
         eta = "?" if i == 0 else clock(elapsed / i * (self.total - i))
-        line = f"cell {i + 1}/{self.total}  {self._name(c)}  {clock(elapsed)} elapsed  ETA {eta}"
+        line = f"cell {i + 1}/{self.total}{self._round(rnd)}  {self._name(c)}  {clock(elapsed)} elapsed  ETA {eta}"
         sys.stdout.write("\r" + line.ljust(self.width))
         sys.stdout.flush()
         self.width = len(line)
 
-    def after(self, i, c, seconds):
+    def after(self, i, c, seconds, rnd=0):
+        i -= self.skipped
         if c.status == "ok":
             what = f"{tables.format_time(c.summary['median_ns_per_op'])}/op"
         elif c.status == "skipped":
@@ -708,10 +772,11 @@ class Progress:
         if self.tty:
             if c.status == "failed":
                 sys.stdout.write("\r" + " " * self.width + "\r")
-                print(f"cell {i + 1}/{self.total}  {self._name(c)}  {what}")
+                print(f"cell {i + 1}/{self.total}{self._round(rnd)}  {self._name(c)}  {what}")
                 self.width = 0
         else:
-            print(f"cell {i + 1}/{self.total}  {self._name(c)}  {what}  ({seconds:.2f} s)", flush=True)
+            print(f"cell {i + 1}/{self.total}{self._round(rnd)}  {self._name(c)}  {what}  ({seconds:.2f} s)",
+                  flush=True)
 
     def finish(self):
         if self.tty and self.width:
@@ -823,6 +888,10 @@ def plan(args):
     quick = args.quick
     samples = args.samples or (QUICK_SAMPLES if quick else DEFAULT_SAMPLES)
     min_ms = args.min_ms or (QUICK_MIN_MS if quick else DEFAULT_MIN_MS)
+    rounds = args.rounds or min(DEFAULT_ROUNDS, samples)
+    if rounds > samples:
+        raise UsageError(f"--rounds {rounds} is more than --samples {samples}: each round takes "
+                         f"at least one sample")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2 ** 31)
     threads = args.threads or max(2, os.cpu_count() or 1)
 
@@ -851,7 +920,7 @@ def plan(args):
         raise UsageError(f"cannot write the run folder '{out_dir}': {e.strerror or e}")
     return {"strategies": strategies, "compilers": compilers, "rows_of": rows_of, "order": order,
             "baseline": baseline, "notes": notes, "lists": lists, "workloads": names,
-            "samples": samples, "min_ms": min_ms, "seed": seed, "threads": threads,
+            "samples": samples, "rounds": rounds, "min_ms": min_ms, "seed": seed, "threads": threads,
             "cells": cells, "run_id": args.out and os.path.basename(os.path.abspath(args.out)) or run_id,
             "out_dir": out_dir, "quick": quick}
 
@@ -896,6 +965,7 @@ def make_meta(args, cfg, cells, started, state):
         "strategies": cfg["order"],
         "workloads": cfg["workloads"],
         "samples": cfg["samples"],
+        "rounds": cfg["rounds"],
         "min_ms": cfg["min_ms"],
         "threads_for_threaded_workloads": cfg["threads"],
         "param": args.param,
@@ -986,6 +1056,17 @@ def write_stats_tables(args, cfg):
             print(f"note: counting table of {strategy} {name} {size} not written: {e.strerror or e}")
 
 
+def visits(cells, rounds, seed):
+    """(round, cell) in the order measured: round 0 in the cells' shuffled
+    order, each later round in a new order of its own, from the run's seed."""
+    for rnd in range(rounds):
+        order = list(cells)
+        if rnd:
+            random.Random(f"{seed} round {rnd}").shuffle(order)
+        for c in order:
+            yield rnd, c
+
+
 def on_sigterm(signum, frame):
     raise KeyboardInterrupt
 
@@ -996,7 +1077,8 @@ def run(args):
     for n in cfg["notes"]:
         print(f"note: {n}")
     print(f"allocmark: {len(cells)} cells ({', '.join(cfg['compilers'])}; {len(cfg['order'])} strategies; "
-          f"{len(cfg['workloads'])} workloads), {cfg['samples']} samples of >= {cfg['min_ms']:g} ms, "
+          f"{len(cfg['workloads'])} workloads), {cfg['samples']} samples of >= {cfg['min_ms']:g} ms "
+          f"in {cfg['rounds']} round{'s' if cfg['rounds'] > 1 else ''}, "
           f"seed {cfg['seed']}, baseline {cfg['baseline']}; writing {out_dir}", flush=True)
     cfg["static_meta"] = static_meta(args, cfg)
     first = cfg["compilers"][0]
@@ -1009,7 +1091,7 @@ def run(args):
         print(f"single-threaded cells run on CPU {cfg['pinner'].cpu} ({cfg['pinner'].note['why']})", flush=True)
     started = datetime.datetime.now()
     ratios = Ratios(cfg["baseline"], cfg["seed"])
-    progress = Progress(len(cells), len(cfg["compilers"]) > 1)
+    progress = Progress(len(cells) * cfg["rounds"], len(cfg["compilers"]) > 1)
     state = "finished"
     write_error = None
     last_write = time.monotonic()
@@ -1020,11 +1102,14 @@ def run(args):
     try:
         os.makedirs(cfg["tmpdir"], exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="allocmark-") as scratch:
-            for i, c in enumerate(cells):
-                progress.before(i, c)
+            for i, (rnd, c) in enumerate(visits(cells, cfg["rounds"], cfg["seed"])):
+                if rnd and c.status != "ok":
+                    progress.skip()
+                    continue
+                progress.before(i, c, rnd)
                 t0 = time.monotonic()
-                measure(c, args, cfg, scratch)
-                progress.after(i, c, time.monotonic() - t0)
+                measure(c, args, cfg, scratch, rnd)
+                progress.after(i, c, time.monotonic() - t0, rnd)
                 if time.monotonic() - last_write >= WRITE_EVERY_S:
                     try:
                         write_outputs(out_dir, cells, ratios, make_meta(args, cfg, cells, started, "running"),

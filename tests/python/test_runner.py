@@ -126,6 +126,10 @@ class Tiny(unittest.TestCase):
         for s in summary:
             mine = [x for x in samples if (x["strategy"], x["size"]) == (s["strategy"], s["size"])]
             self.assertEqual([x["sample"] for x in mine], ["0", "1", "2"])
+            # 3 samples in the default 3 rounds: one from each process, all
+            # with the repetitions round 1 calibrated
+            self.assertEqual([x["round"] for x in mine], ["1", "2", "3"])
+            self.assertEqual({x["reps"] for x in mine}, {s["reps"]})
             per_op = sorted(float(x["ns"]) / int(x["reps"]) for x in mine)
             self.assertAlmostEqual(per_op[1] / float(s["median_ns_per_op"]), 1, places=4)
             for x in mine:
@@ -152,7 +156,7 @@ class Tiny(unittest.TestCase):
                     "git_revision", "seed", "command_line", "samples", "min_ms", "baseline", "quick",
                     "timer_resolution_ns", "hardware_counters"):
             self.assertIn(key, meta)
-        self.assertEqual((meta["seed"], meta["samples"], meta["min_ms"]), (7, 3, 1.0))
+        self.assertEqual((meta["seed"], meta["samples"], meta["rounds"], meta["min_ms"]), (7, 3, 3, 1.0))
         self.assertEqual(meta["baseline"], "system")
         self.assertEqual(meta["state"], "finished")
         self.assertEqual(meta["compilers"][0]["name"], COMPILER)
@@ -166,6 +170,56 @@ class Tiny(unittest.TestCase):
             self.assertTrue(pin["why"])
         else:
             self.assertIsNone(pin["pinned"])
+
+
+class Rounds(unittest.TestCase):
+    """How a cell's samples are split between rounds, and what a later round
+    does to the cell (no processes: made-up answers)."""
+
+    def test_samples_split_first_rounds_take_the_rest(self):
+        self.assertEqual([allocmark.samples_in_round(9, 3, r) for r in range(3)], [3, 3, 3])
+        self.assertEqual([allocmark.samples_in_round(7, 3, r) for r in range(3)], [3, 2, 2])
+        self.assertEqual([allocmark.samples_in_round(5, 1, 0)], [5])
+
+    def test_each_round_visits_every_cell_once_in_a_new_order(self):
+        cells = list(range(40))
+        seen = list(allocmark.visits(cells, 3, 11))
+        self.assertEqual([r for r, _ in seen], [0] * 40 + [1] * 40 + [2] * 40)
+        rounds = [[c for r, c in seen if r == k] for k in range(3)]
+        for order in rounds:
+            self.assertEqual(sorted(order), cells)
+        self.assertEqual(rounds[0], cells)  # round 1 keeps the plan's shuffled order
+        self.assertNotEqual(rounds[1], rounds[2])
+        self.assertEqual(seen, list(allocmark.visits(cells, 3, 11)))  # the seed decides
+
+    def made_up_cell(self):
+        c = allocmark.Cell("cc", "system", "thrash_pool", 10, 1, 0, False)
+        c.status, c.stats = "ok", {}
+        c.result = {"reps": 4, "ops_per_rep": 2, "samples_ns": [800, 880], "sample_rounds": [0, 0],
+                    "peak_rss": 100}
+        c.summary = allocmark.summarize(c, 1)
+        return c
+
+    def test_a_later_round_adds_its_samples(self):
+        c = self.made_up_cell()
+        allocmark.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960], "peak_rss": 300}, None, 1, 1)
+        self.assertEqual(c.status, "ok")
+        self.assertEqual(c.result["samples_ns"], [800, 880, 960])
+        self.assertEqual(c.result["sample_rounds"], [0, 0, 1])
+        self.assertEqual(c.result["peak_rss"], 300)
+        self.assertEqual(c.summary["samples"], 3)
+        self.assertEqual(c.summary["median_ns_per_op"], 110)  # 880 / (4 reps x 2 ops)
+        rows = allocmark.sample_rows([c])
+        self.assertEqual([r[-1] for r in rows], [1, 1, 2])
+
+    def test_a_failed_later_round_fails_the_cell(self):
+        c = self.made_up_cell()
+        allocmark.add_round(c, None, "crashed (SIGSEGV)", 2, 1)
+        self.assertEqual((c.status, c.reason, c.summary), ("failed", "round 3: crashed (SIGSEGV)", None))
+        c = self.made_up_cell()
+        allocmark.add_round(c, {"status": "ok", "reps": 5, "samples_ns": [1]}, None, 1, 1)
+        self.assertEqual(c.status, "failed")
+        self.assertIn("reps 5", c.reason)
 
 
 class BadInput(unittest.TestCase):
@@ -204,6 +258,11 @@ class BadInput(unittest.TestCase):
         self.check(["--sizes", "10,x1"], "'x1'")
         self.check(["--seed", "-3"], "'-3'")
         self.check(["--timeout", "0"], "'0'")
+        self.check(["--rounds", "0"], "'0'")
+        self.check(["--rounds", "two"], "'two'")
+
+    def test_more_rounds_than_samples(self):
+        self.check(["--allocators", "system", "--samples", "3", "--rounds", "4"], "--rounds 4", "--samples 3")
 
     def test_bad_cpu(self):
         self.check(["--cpu", "fast"], "'fast'")
