@@ -380,8 +380,8 @@ def measure(cell, args, cfg, scratch, rnd=0):
         cmd += ["--reps", str(cell.result["reps"])]
     env = cell_env(cfg.get("tmpdir"))
     pinner = cfg.get("pinner")
-    pin = pinning.preexec(pinner and pinner.refresh(), cell.threaded and cell.threads > 1)
-    out, why = run_process(cmd, args.timeout, scratch, env, pin)
+    pinning.place(pinner and pinner.refresh(), cell.threaded and cell.threads > 1)
+    out, why = run_process(cmd, args.timeout, scratch, env)
     if rnd:
         add_round(cell, out, why, rnd, cfg["seed"])
         return
@@ -399,7 +399,7 @@ def measure(cell, args, cfg, scratch, rnd=0):
         if not os.path.exists(exe):
             note = "no -stats binary"
         else:
-            sout, swhy = run_process([exe] + common + ["--stats-only"], args.timeout, scratch, env, pin)
+            sout, swhy = run_process([exe] + common + ["--stats-only"], args.timeout, scratch, env)
             if swhy:
                 note = "stats run: " + swhy
             else:
@@ -1124,6 +1124,7 @@ def run(args):
         state = "interrupted"
     finally:
         signal.signal(signal.SIGTERM, prev)
+        pinning.place(None)  # the counting tables and the report: every CPU again
         shutil.rmtree(cfg["tmpdir"], ignore_errors=True)
         progress.finish()
     if state == "finished" and not args.no_stats_tables:

@@ -2,6 +2,7 @@
 probe replaced by made-up timings: the fastest CPU wins, near ties keep the
 current one, a later probe moves the cells when the CPUs swap speeds."""
 import os
+import subprocess
 import sys
 import unittest
 from unittest import mock
@@ -59,15 +60,30 @@ class Choice(unittest.TestCase):
         with self.assertRaises(ValueError):
             pinner({}, request=7)
 
-    def test_preexec_sets_one_cpu_or_all(self):
+    def test_place_sets_one_cpu_or_all(self):
         if not hasattr(os, "sched_setaffinity"):
             self.skipTest("no CPU affinity on this OS")
         with mock.patch.object(os, "sched_setaffinity") as setaff, \
+                mock.patch.object(os, "sched_getaffinity", return_value={0, 1}), \
                 mock.patch.object(pinning, "allowed_cpus", return_value=[0, 1]):
-            pinning.preexec(1, False)()
-            pinning.preexec(1, True)()
-            pinning.preexec(None, False)()
-        self.assertEqual([c.args[1] for c in setaff.call_args_list], [{1}, {0, 1}, {0, 1}])
+            pinning.place(1, False)
+            pinning.place(1, True)   # already {0, 1}: nothing to change
+            pinning.place(None, False)
+        self.assertEqual([c.args[1] for c in setaff.call_args_list], [{1}])
+
+    def test_a_child_inherits_the_placement_and_all_cpus_stay_known(self):
+        if not hasattr(os, "sched_setaffinity"):
+            self.skipTest("no CPU affinity on this OS")
+        every = pinning.allowed_cpus()
+        try:
+            pinning.place(every[-1])
+            child = subprocess.run([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                                   capture_output=True, text=True, check=True)
+            self.assertEqual(child.stdout.strip(), str([every[-1]]))
+            self.assertEqual(pinning.allowed_cpus(), every)  # not narrowed by place
+        finally:
+            pinning.place(None)
+        self.assertEqual(sorted(os.sched_getaffinity(0)), every)
 
 
 if __name__ == "__main__":
