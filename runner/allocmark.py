@@ -53,6 +53,10 @@ QUICK_MIN_MS = 5.0
 # process measure that process, samples from three spread over the run measure
 # the cell. Round 1 calibrates the repetitions; later rounds reuse its count.
 DEFAULT_ROUNDS = 3
+# bootstrap resamples of a cell whose rounds are not all done: its interval is
+# written to the files every few seconds and computed again with the full
+# count (stats.RESAMPLES) once its last round is in, or when the run ends
+RUNNING_RESAMPLES = 200
 WRITE_EVERY_S = 5.0
 # the cell's own cap (runner/cell_main.c): a size is a count of elements, bytes
 # or MiB, and past 2^40 the workloads' arithmetic would overflow
@@ -349,6 +353,7 @@ class Cell:
         self.result = None
         self.stats = None
         self.summary = None
+        self.final = False  # every round done: the interval and ratios are the full bootstrap
 
     def key(self):
         return (self.compiler, self.workload, self.size, self.threads, self.param)
@@ -374,6 +379,7 @@ def measure(cell, args, cfg, scratch, rnd=0):
     if cell.param:
         common += ["--param", repr(float(cell.param))]
     rounds = cfg.get("rounds", 1)
+    last = rnd == rounds - 1
     cmd = [cell_exe(bindir, cell.strategy)] + common + [
         "--samples", str(samples_in_round(cfg["samples"], rounds, rnd)), "--min-ms", repr(cfg["min_ms"])]
     if rnd:
@@ -383,7 +389,7 @@ def measure(cell, args, cfg, scratch, rnd=0):
     pinning.place(pinner and pinner.refresh(), cell.threaded and cell.threads > 1)
     out, why = run_process(cmd, args.timeout, scratch, env)
     if rnd:
-        add_round(cell, out, why, rnd, cfg["seed"])
+        add_round(cell, out, why, rnd, cfg["seed"], last)
         return
     if why:
         cell.status, cell.reason = "failed", why
@@ -406,11 +412,12 @@ def measure(cell, args, cfg, scratch, rnd=0):
                 counted = sout.get("stats", {})
     out["sample_rounds"] = [0] * len(out.get("samples_ns", []))
     cell.result, cell.stats, cell.reason = out, counted, note
+    cell.final = last
     cell.summary = summarize(cell, cfg["seed"])
     cell.status = "ok"
 
 
-def add_round(cell, out, why, rnd, seed):
+def add_round(cell, out, why, rnd, seed, last=True):
     """A later round's samples join round 0's; a round that fails fails the cell:
     a crash or a wrong checksum in any process is the cell's result."""
     if not why and (out.get("status") != "ok" or out.get("reps") != cell.result["reps"]):
@@ -423,13 +430,27 @@ def add_round(cell, out, why, rnd, seed):
     r["sample_rounds"] = r["sample_rounds"] + [rnd] * len(out["samples_ns"])
     if out.get("peak_rss"):
         r["peak_rss"] = max(r.get("peak_rss") or 0, out["peak_rss"])
+    cell.final = last
     cell.summary = summarize(cell, seed)
+
+
+def finalize(cells, seed):
+    """At the end of a run (also an interrupted one): the full bootstrap for
+    the cells whose later rounds did not happen."""
+    for c in cells:
+        if c.status == "ok" and not c.final:
+            c.final = True
+            c.summary = summarize(c, seed)
+
+
+def resamples(*cells):
+    return stats.RESAMPLES if all(c.final for c in cells) else RUNNING_RESAMPLES
 
 
 def summarize(cell, seed):
     r = cell.result
     per_op = per_op_samples(r)
-    lo, hi = stats.median_ci(per_op, stats.seed_for(seed, *cell.cols()))
+    lo, hi = stats.median_ci(per_op, stats.seed_for(seed, *cell.cols()), resamples(cell))
     s = cell.stats or {}
     peak, reserved = s.get("bytes_peak"), s.get("reserved_peak")
     overhead = (reserved / peak - 1) * 100 if peak and reserved else None
@@ -503,10 +524,10 @@ class Ratios:
             k = c.cols()
             b = base[c.key()]
             # a later round adds samples: the ratio is computed again then
-            memo = (tuple(k), len(c.result["samples_ns"]), len(b.result["samples_ns"]))
+            memo = (tuple(k), len(c.result["samples_ns"]), len(b.result["samples_ns"]), resamples(c, b))
             if memo not in self.done:
                 self.done[memo] = stats.ratio_ci(per_op_samples(c.result), per_op_samples(b.result),
-                                                 stats.seed_for(self.seed, "ratio", *k))
+                                                 stats.seed_for(self.seed, "ratio", *k), memo[-1])
             r, lo, hi = self.done[memo]
             out.append([c.compiler, c.workload, c.size, c.threads, fmt(c.param), c.strategy,
                         self.baseline, r, lo, hi, stats.significant(lo, hi)])
@@ -1127,6 +1148,7 @@ def run(args):
         pinning.place(None)  # the counting tables and the report: every CPU again
         shutil.rmtree(cfg["tmpdir"], ignore_errors=True)
         progress.finish()
+    finalize(cells, cfg["seed"])
     if state == "finished" and not args.no_stats_tables:
         try:
             write_stats_tables(args, cfg)

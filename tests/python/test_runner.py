@@ -212,6 +212,16 @@ class Rounds(unittest.TestCase):
         rows = allocmark.sample_rows([c])
         self.assertEqual([r[-1] for r in rows], [1, 1, 2])
 
+    def test_the_full_bootstrap_comes_with_the_last_round(self):
+        c = self.made_up_cell()
+        allocmark.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960]}, None, 1, 1, last=False)
+        self.assertFalse(c.final)
+        allocmark.finalize([c], 1)  # the run ended before round 3
+        self.assertTrue(c.final)
+        full = allocmark.stats.median_ci([100, 110, 120], allocmark.stats.seed_for(1, *c.cols()),
+                                         allocmark.stats.RESAMPLES)
+        self.assertEqual((c.summary["ci_low_ns"], c.summary["ci_high_ns"]), full)
+
     def test_a_failed_later_round_fails_the_cell(self):
         c = self.made_up_cell()
         allocmark.add_round(c, None, "crashed (SIGSEGV)", 2, 1)
