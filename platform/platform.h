@@ -28,6 +28,20 @@
 #define AM_THREAD_LOCAL _Thread_local
 #endif
 
+/* A function AddressSanitizer leaves uninstrumented: for the few reads and
+ * writes of allocator metadata kept in memory that stays poisoned (so that a
+ * caller's overflow into it is caught) where unpoisoning around each access
+ * would race with other threads doing the same. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#if defined(__SANITIZE_ADDRESS__)
+#define AM_NO_SANITIZE_ADDRESS __declspec(no_sanitize_address)
+#else
+#define AM_NO_SANITIZE_ADDRESS
+#endif
+#else
+#define AM_NO_SANITIZE_ADDRESS __attribute__((no_sanitize_address))
+#endif
+
 /* The alignment every allocation gets at least: alignof(max_align_t). Written
  * out because MSVC's C mode lacks max_align_t in older versions. */
 #if defined(_WIN32) && !defined(__MINGW32__)

@@ -62,6 +62,12 @@ def source_rows():
     return rows
 
 
+def chosen_rows(args):
+    """the plain rows, or those of them that --rows names"""
+    rows = plain_rows()
+    return [r for r in rows if r in args.rows] if getattr(args, "rows", None) else rows
+
+
 def ccname(cc):
     return os.path.basename(cc.split()[0])
 
@@ -109,9 +115,9 @@ def run_bins(bins, args, prefix=(), extra=(), env=None):
 
 
 def stage_asan(args, units=True, rows=None):
-    """rows: the rows to build and run (default: every row without a malloc of its own)"""
+    """rows: the rows to build and run (default: --rows, or every row without a malloc of its own)"""
     build = f"build/{ccname(args.cc)}-asan"
-    rows = rows or plain_rows()
+    rows = rows or chosen_rows(args)
     if not make(args, "tests-build", CC=args.cc, VARIANT="-asan", EXTRA_CFLAGS=SAN_FLAGS,
                 EXTRA_LDFLAGS=SAN_LDFLAGS, ALLOCATORS=",".join(rows)):
         return 0, 1
@@ -140,7 +146,7 @@ def threaded_test_files():
 
 def stage_tsan(args):
     build = f"build/{ccname(args.cc)}-tsan"
-    rows, sources = plain_rows(), run_all.row_sources()
+    rows, sources = chosen_rows(args), run_all.row_sources()
     targets = [os.path.join(build, "tests", r, t) for r in rows for t in threaded_test_files()]
     targets = [t for t in targets if run_all.built_for_row(t, sources)]
     if not make(args, " ".join(targets), CC=args.cc, VARIANT="-tsan",
@@ -189,7 +195,7 @@ def stage_fuzz(args):
         print(f"  skipped: {cc} cannot build libFuzzer targets")
         return None
     build = f"build/{ccname(cc)}-fuzz"
-    rows = plain_rows()
+    rows = chosen_rows(args)
     if not make(args, "fuzz-build", CC=cc, VARIANT="-fuzz",
                 EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all "
                              "-fno-omit-frame-pointer",
@@ -237,6 +243,8 @@ def main():
     ap.add_argument("--cc", default="cc")
     ap.add_argument("--fuzz-cc", default="clang")
     ap.add_argument("--only", default=",".join(STAGES), help="comma-separated stages")
+    ap.add_argument("--rows", default="", help="comma-separated rows for the asan, tsan and fuzz stages "
+                    "(default: every row linked against no other malloc)")
     ap.add_argument("--fuzz-runs", type=int, default=20000)
     ap.add_argument("--fuzz-seconds", type=int, default=0, help="fuzz each row this long (make fuzz)")
     ap.add_argument("--fuzz-cap", type=int, default=20,
@@ -249,6 +257,10 @@ def main():
     for s in todo:
         if s not in STAGES:
             ap.error(f"unknown stage {s}; stages: {', '.join(STAGES)}")
+    args.rows = [r for r in args.rows.split(",") if r]
+    for r in args.rows:
+        if r not in plain_rows():
+            ap.error(f"unknown or malloc-linked row {r}; rows: {', '.join(plain_rows())}")
     names = {"asan": f"asan+ubsan ({ccname(args.cc)})", "debug": f"DEBUG=1 ({ccname(args.cc)})",
              "tsan": f"tsan, threaded tests ({ccname(args.cc)})", "valgrind": "valgrind memcheck, system row",
              "fuzz": f"fuzz ({ccname(args.fuzz_cc)})"}
