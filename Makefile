@@ -167,7 +167,7 @@ endif
 BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
 	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SIZES),--sizes $(SIZES)) \
 	$(if $(SAMPLES),--samples $(SAMPLES)) $(if $(BASELINE),--baseline $(BASELINE)) \
-	$(if $(SEED),--seed $(SEED)) $(if $(CPU),--cpu $(CPU)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) $(BENCH_FLAGS)
+	$(if $(SEED),--seed $(SEED)) $(if $(CPU),--cpu $(CPU)) $(if $(MEM_LIMIT),--mem-limit $(MEM_LIMIT)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) $(BENCH_FLAGS)
 # shell snippets: $$ccs = the checked commands, then each one's cells built in
 # build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
 # QUICK=1 without COMPILERS measures one compiler: CC when given, else gcc

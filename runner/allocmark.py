@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import crosscc  # noqa: E402
+import memlimit  # noqa: E402
 import rundir  # noqa: E402
 import stats  # noqa: E402
 import pinning  # noqa: E402
@@ -150,6 +151,13 @@ def cpu_arg(s):
     return v
 
 
+def mem_limit_arg(s):
+    try:
+        return memlimit.parse(s)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
 def names_arg(s):
     return [n.strip() for n in s.split(",") if n.strip()]
 
@@ -194,6 +202,11 @@ def make_parser():
                          "probe; none: wherever the OS puts them)")
     ap.add_argument("--timeout", type=positive_number, default=60.0, metavar="S",
                     help="seconds a cell may take before it is stopped and recorded failed (default 60)")
+    ap.add_argument("--mem-limit", type=mem_limit_arg, default="auto", metavar="BYTES|auto|none",
+                    help="address-space limit (RLIMIT_AS) of each cell: bytes or 512M, 4G ...; a cell "
+                         "that needs more fails with 'out of memory' and the run goes on (default "
+                         "auto: half of physical memory; none: no limit; never applied to "
+                         "sanitizer builds nor on Windows)")
     ap.add_argument("--no-stats-tables", action="store_true",
                     help="do not write the counting tables (stats-<strategy>-<workload>-<size>.txt: "
                          "the baseline's -stats cell with --stats, each workload at its largest size)")
@@ -312,6 +325,8 @@ def run_process(cmd, timeout, cwd, env=None, preexec_fn=None):
                            preexec_fn=preexec_fn)
     except subprocess.TimeoutExpired:
         return None, f"timed out after {timeout:g} s"
+    except OSError as e:  # could not start, e.g. its address-space limit is too small for it
+        return None, f"could not start: {e.strerror or e}"
     if interrupted(p.returncode):
         raise KeyboardInterrupt
     crash = crash_reason(p.returncode)
@@ -359,9 +374,13 @@ def measure(cell, args, cfg, scratch):
         "--samples", str(cfg["samples"]), "--min-ms", repr(cfg["min_ms"])]
     env = cell_env(cfg.get("tmpdir"))
     pinner = cfg.get("pinner")
-    pin = pinning.preexec(pinner and pinner.refresh(), cell.threaded and cell.threads > 1)
+    limit = cfg.get("mem_limits", {}).get(cell.compiler)
+    pin = memlimit.compose(pinning.preexec(pinner and pinner.refresh(), cell.threaded and cell.threads > 1),
+                           memlimit.preexec(limit))
     out, why = run_process(cmd, args.timeout, scratch, env, pin)
     if why:
+        if limit and ("out of memory" in why or why.startswith(("crashed", "could not start"))):
+            why += f", under the memory limit of {memlimit.human(limit)}"
         cell.status, cell.reason = "failed", why
         return
     if out.get("status") == "skipped":  # the workload does not apply to this strategy
@@ -856,6 +875,27 @@ def plan(args):
             "out_dir": out_dir, "quick": quick}
 
 
+def plan_mem_limit(args, cfg):
+    """The RLIMIT_AS of each compiler's cells (None: none) and meta.json's
+    note on it; prints a note where it is not applied."""
+    limit, why = memlimit.choose(args.mem_limit)
+    limits, sanitized = {}, []
+    for c in cfg["compilers"]:
+        if limit and memlimit.sanitized(os.path.join(args.build_root, c)):
+            sanitized.append(c)
+            limits[c] = None
+        else:
+            limits[c] = limit
+    note = {"bytes": limit, "human": memlimit.human(limit) if limit else None, "why": why}
+    if sanitized:
+        note["not_applied_to"] = sanitized
+        note["not_applied_why"] = "sanitizer builds (-fsanitize) reserve terabytes of address space"
+        print(f"note: no memory limit for {', '.join(sanitized)}: sanitizer builds", flush=True)
+    if not limit and why.startswith("not applied"):
+        print(f"note: memory limit {why}", flush=True)
+    cfg["mem_limits"], cfg["mem_limit_note"] = limits, note
+
+
 def static_meta(args, cfg):
     """The parts of meta.json that do not change during a run (some take a
     second to find out: dpkg-query), gathered once before the first cell."""
@@ -904,6 +944,7 @@ def make_meta(args, cfg, cells, started, state):
         "quick": cfg["quick"],
         "sizes": args.sizes or "default",
         "timeout_s": args.timeout,
+        "mem_limit": cfg.get("mem_limit_note"),
         "cpu_pinning": cfg["pinner"].note if cfg.get("pinner") else None,
         "timer_resolution_ns": min(res) if res else None,
         "hardware_counters": hw or "unknown: no cell finished",
@@ -970,7 +1011,8 @@ def write_stats_tables(args, cfg):
             cmd += ["--param", repr(float(param))]
         with tempfile.TemporaryDirectory(prefix="allocmark-") as scratch:
             try:
-                p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, cwd=scratch)
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, cwd=scratch,
+                                   preexec_fn=memlimit.preexec(cfg.get("mem_limits", {}).get(compiler)))
             except subprocess.TimeoutExpired:
                 print(f"note: counting table of {strategy} {name} {size}: timed out")
                 continue
@@ -999,6 +1041,7 @@ def run(args):
           f"{len(cfg['workloads'])} workloads), {cfg['samples']} samples of >= {cfg['min_ms']:g} ms, "
           f"seed {cfg['seed']}, baseline {cfg['baseline']}; writing {out_dir}", flush=True)
     cfg["static_meta"] = static_meta(args, cfg)
+    plan_mem_limit(args, cfg)
     first = cfg["compilers"][0]
     probe_row = cfg["baseline"] if cfg["baseline"] in cfg["rows_of"][first] else cfg["rows_of"][first][0]
     try:
