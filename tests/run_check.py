@@ -12,6 +12,8 @@ a closing "N passed, N failed" like make test's. Stages (--only picks some):
             --fuzz-runs executions each, but no more than --fuzz-cap seconds a row
             (make check: 20000 runs or 20 s), or --fuzz-seconds each (make fuzz);
             executions per row go to build/fuzz-stats.txt
+  fuzz-selftest  rows built with a deliberate bug (-DAM_FUZZ_INJECT=n): the fuzzer
+            must find each from an empty corpus within 60 s (build/clang-fuzz-inject<n>)
 
 Sanitizer, valgrind and fuzz stages leave out rows linked against another malloc
 (system-jemalloc ...): the tool's own malloc replaces theirs. A stage whose tool is
@@ -35,7 +37,13 @@ ASAN_ENV = {
     "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
     "LSAN_OPTIONS": "suppressions=" + os.path.join(ROOT, "tests", "lsan.supp"),
 }
-STAGES = ("asan", "debug", "tsan", "valgrind", "fuzz")
+STAGES = ("asan", "debug", "tsan", "valgrind", "fuzz", "fuzz-selftest")
+FUZZ_FLAGS = "-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+# fuzz-selftest: a row built with a deliberate bug (AM_FUZZ_INJECT=n, compiled
+# in nowhere else) that the fuzzer must find from an empty corpus
+INJECTED = ((1, "fast_pool", "chunks carved 16 bytes short of their partition: neighbours overlap"),
+            (2, "concurrent_pool", "slot 7 of a chunk pushed twice on free: handed out twice"))
+SELFTEST_SECONDS = 60
 
 
 def plain_rows():
@@ -196,9 +204,7 @@ def stage_fuzz(args):
         return None
     build = f"build/{ccname(cc)}-fuzz"
     rows = chosen_rows(args)
-    if not make(args, "fuzz-build", CC=cc, VARIANT="-fuzz",
-                EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all "
-                             "-fno-omit-frame-pointer",
+    if not make(args, "fuzz-build", CC=cc, VARIANT="-fuzz", EXTRA_CFLAGS=FUZZ_FLAGS,
                 EXTRA_LDFLAGS=SAN_LDFLAGS, ALLOCATORS=",".join(rows)):
         return 0, 1
     passed = failed = 0
@@ -237,6 +243,46 @@ def stage_fuzz(args):
     return passed, failed
 
 
+def stage_fuzz_selftest(args):
+    """Does the fuzzer find bugs? Each injected row must crash with a report
+    (ASan's or fuzz_allocator's own) within SELFTEST_SECONDS, starting from an
+    empty corpus, so that the search finds it, not the seed inputs."""
+    cc = args.fuzz_cc
+    if not fuzz_toolchain(cc):
+        print(f"  skipped: {cc} cannot build libFuzzer targets")
+        return None
+    passed = failed = 0
+    for n, row, what in INJECTED:
+        variant = f"-fuzz-inject{n}"
+        if not make(args, "fuzz-build", CC=cc, VARIANT=variant, EXTRA_CFLAGS=f"{FUZZ_FLAGS} -DAM_FUZZ_INJECT={n}",
+                    EXTRA_LDFLAGS=SAN_LDFLAGS, ALLOCATORS=row):
+            failed += 1
+            continue
+        build = os.path.join(ROOT, f"build/{ccname(cc)}{variant}")
+        work = os.path.join(build, "corpus-empty")
+        if os.path.isdir(work):
+            for f in os.listdir(work):
+                os.remove(os.path.join(work, f))
+        os.makedirs(work, exist_ok=True)
+        cmd = [os.path.join(build, "fuzz", row, "fuzz_allocator"), work, "-print_final_stats=1", "-max_len=2048",
+               "-seed=1", f"-max_total_time={SELFTEST_SECONDS}", "-artifact_prefix=" + build + "/"]
+        start = time.time()
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        m = re.search(r"stat::number_of_executed_units:\s*(\d+)", p.stderr)
+        report = re.search(r"^(SUMMARY: \S+: [\w-]+|fuzz_allocator\[[^]]*\]: [^(]*)", p.stderr, re.M)
+        found = p.returncode != 0 and report is not None
+        print(f"  AM_FUZZ_INJECT={n} ({row}: {what}): " +
+              (f"found after {m.group(1) if m else '?'} executions, {time.time() - start:.1f} s: "
+               f"{report.group(1).strip()}" if found else
+               f"NOT found in {SELFTEST_SECONDS} s (exit status {p.returncode})"), flush=True)
+        if found:
+            passed += 1
+        else:
+            failed += 1
+            print("    " + p.stderr[-2000:].replace("\n", "\n    "))
+    return passed, failed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--make", default="make")
@@ -263,13 +309,14 @@ def main():
             ap.error(f"unknown or malloc-linked row {r}; rows: {', '.join(plain_rows())}")
     names = {"asan": f"asan+ubsan ({ccname(args.cc)})", "debug": f"DEBUG=1 ({ccname(args.cc)})",
              "tsan": f"tsan, threaded tests ({ccname(args.cc)})", "valgrind": "valgrind memcheck, system row",
-             "fuzz": f"fuzz ({ccname(args.fuzz_cc)})"}
+             "fuzz": f"fuzz ({ccname(args.fuzz_cc)})",
+             "fuzz-selftest": f"fuzz self-test, injected bugs ({ccname(args.fuzz_cc)})"}
     results = []
     start = time.time()
     for s in todo:
         print(f"== {names[s]}", flush=True)
         t0 = time.time()
-        r = globals()["stage_" + s](args)
+        r = globals()["stage_" + s.replace("-", "_")](args)
         results.append((s, r, time.time() - t0))
     print("== summary")
     passed = failed = 0
