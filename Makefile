@@ -6,6 +6,7 @@
 #   make list       strategies, workloads and sizes
 #   make check      the test suite under ASan+UBSan, TSan, valgrind and DEBUG=1, detection tests, short fuzzing
 #   make fuzz       fuzz every strategy for FUZZ_SECONDS (default 60) each, with clang and libFuzzer
+#   make fuzz-selftest  the fuzzer must find deliberate bugs (AM_FUZZ_INJECT) in two rows (part of make check)
 #   DEBUG=1         build with the allocmark debug layer (header and canary per block) in build/<cc>-debug
 #   make hyperfine  whole-process timings with hyperfine, into RUN (results/latest)
 #   make compare RUNS="results/a results/b"   several runs side by side
@@ -85,7 +86,7 @@ SOURCES := $(sort $(foreach r,$(ALL_ROWS),$(call row_field,$(r),2)))
 tests_of = $(filter-out $(addprefix test_,$(filter-out $(call row_field,$(1),2),$(SOURCES))),$(STRATEGY_TESTS))
 UNIT_TESTS := $(basename $(notdir $(wildcard tests/unit/*.c)))
 
-.PHONY: all test test-windows bench list report clean help deps hyperfine compare compiler-info check fuzz
+.PHONY: all test test-windows bench list report clean help deps hyperfine compare compiler-info check fuzz fuzz-selftest
 # objects shared by several links are never intermediate: keep them
 .SECONDARY:
 all: cells tests-build
@@ -153,6 +154,10 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	@$(PYTHON) tests/run_check.py --make "$(MAKE)" --cc "$(CC)" --only fuzz --fuzz-seconds $(FUZZ_SECONDS)
 
+# does the fuzzer find bugs? rows built with a deliberate one (-DAM_FUZZ_INJECT=n)
+fuzz-selftest:
+	@$(PYTHON) tests/run_check.py --make "$(MAKE)" --cc "$(CC)" --only fuzz-selftest
+
 # make bench: install the malloc libraries where we may (root), then build the
 # cells in a sub-make (rows are chosen when the Makefile is read, so a library
 # installed here shows up only there), then run the matrix.
@@ -167,7 +172,7 @@ endif
 BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
 	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SIZES),--sizes $(SIZES)) \
 	$(if $(SAMPLES),--samples $(SAMPLES)) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(BASELINE),--baseline $(BASELINE)) \
-	$(if $(SEED),--seed $(SEED)) $(if $(CPU),--cpu $(CPU)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) $(BENCH_FLAGS)
+	$(if $(SEED),--seed $(SEED)) $(if $(CPU),--cpu $(CPU)) $(if $(MEM_LIMIT),--mem-limit $(MEM_LIMIT)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) $(BENCH_FLAGS)
 # shell snippets: $$ccs = the checked commands, then each one's cells built in
 # build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
 # QUICK=1 without COMPILERS measures one compiler: CC when given, else gcc

@@ -96,10 +96,10 @@ static void *grow(concurrent_pool_heap *h) {
     t->chunk[c].base = chunk;
     t->chunk[c].blocks = blocks;
     for (size_t i = 0; i < blocks; i++) {
-        cp_link *l = (cp_link *)(chunk + i * h->stride);
-        l->self = c << h->slot_bits | (uint32_t)i;
-        atomic_init(&l->next, i + 1 < blocks ? l->self + 1 : CP_NIL);
+        uint32_t self = c << h->slot_bits | (uint32_t)i;
+        cp_link_init((cp_link *)(chunk + i * h->stride), self, i + 1 < blocks ? self + 1 : CP_NIL);
     }
+    am_poison(chunk, blocks * h->stride); /* headers for good, blocks until handed out */
     if (!AM_CP_CONSTANT && h->next_blocks < h->cap_blocks) {
         h->next_blocks *= 2;
         if (h->next_blocks > h->cap_blocks) h->next_blocks = h->cap_blocks;
@@ -109,9 +109,10 @@ static void *grow(concurrent_pool_heap *h) {
         cp_link *first = (cp_link *)(chunk + h->stride);
         cp_link *last = (cp_link *)(chunk + (blocks - 1) * h->stride);
         uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
+        uint32_t first_index = cp_self(first);
         do {
-            atomic_store_explicit(&last->next, (uint32_t)head, memory_order_relaxed);
-        } while (!atomic_compare_exchange_weak_explicit(&h->head, &head, cp_head_word(head, first->self),
+            cp_set_next(last, (uint32_t)head);
+        } while (!atomic_compare_exchange_weak_explicit(&h->head, &head, cp_head_word(head, first_index),
                                                         memory_order_release, memory_order_relaxed));
     }
     return chunk + CP_HDR;
@@ -137,8 +138,7 @@ void *cp_alloc_slow(concurrent_pool_heap *h, size_t n) {
     uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
     if ((uint32_t)head != CP_NIL) {
         cp_link *l = cp_link_at(h, (uint32_t)head);
-        atomic_store_explicit(&h->head, cp_head_word(head, atomic_load_explicit(&l->next, memory_order_relaxed)),
-                              memory_order_relaxed);
+        atomic_store_explicit(&h->head, cp_head_word(head, cp_next(l)), memory_order_relaxed);
         p = (char *)l + CP_HDR;
     }
 #else
@@ -146,6 +146,7 @@ void *cp_alloc_slow(concurrent_pool_heap *h, size_t n) {
 #endif
     if (!p) p = grow(h);
     am_mutex_unlock(h->lock);
+    if (p) am_unpoison(p, n);
     return p;
 }
 
@@ -166,6 +167,7 @@ void *cp_big_alloc(concurrent_pool_heap *h, size_t n, size_t align) {
     h->bigs = b;
     h->fallbacks++;
     am_mutex_unlock(h->lock);
+    am_poison(p + n, (size_t)(base + bytes - (p + n))); /* an over-aligned block's slack */
     return p;
 }
 
@@ -191,7 +193,11 @@ void concurrent_pool_free_aligned(concurrent_pool_heap *h, void *p, size_t n, si
 void *concurrent_pool_realloc(concurrent_pool_heap *h, void *p, size_t old_n, size_t new_n) {
     if (!p) return concurrent_pool_alloc(h, new_n);
     size_t bs = atomic_load_explicit(&h->block_size, memory_order_relaxed);
-    if (old_n <= bs && new_n <= bs) return p; /* the same block still fits */
+    if (old_n <= bs && new_n <= bs) { /* the same block still fits */
+        am_poison(p, bs);
+        am_unpoison(p, new_n);
+        return p;
+    }
     void *q = concurrent_pool_alloc(h, new_n);
     if (!q) return NULL;
     memcpy(q, p, old_n < new_n ? old_n : new_n);
@@ -207,7 +213,10 @@ void concurrent_pool_reset(concurrent_pool_heap *h) {
         give(h, b->base, b->bytes);
     }
     cp_table *t = atomic_load_explicit(&h->table, memory_order_relaxed);
-    for (uint32_t c = 0; t && c < h->chunks; c++) give(h, t->chunk[c].base, t->chunk[c].blocks * h->stride);
+    for (uint32_t c = 0; t && c < h->chunks; c++) {
+        am_unpoison(t->chunk[c].base, t->chunk[c].blocks * h->stride); /* malloc's again */
+        give(h, t->chunk[c].base, t->chunk[c].blocks * h->stride);
+    }
     while (t) {
         cp_table *older = t->older;
         give(h, t, sizeof(cp_table) + (t->cap - 1) * sizeof(cp_chunk));
@@ -233,7 +242,7 @@ size_t cp_free_count(concurrent_pool_heap *h) {
     uint32_t i = (uint32_t)atomic_load(&h->head);
     while (i != CP_NIL) {
         n++;
-        i = atomic_load_explicit(&cp_link_at(h, i)->next, memory_order_relaxed);
+        i = cp_next(cp_link_at(h, i));
     }
     return n;
 }

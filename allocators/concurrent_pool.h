@@ -16,12 +16,13 @@
  * index (chunk number << slot bits | slot), bumped by every push and pop. The
  * link lives in a 16-byte header in front of each block, outside the caller's
  * bytes (BDE keeps a Link there too), so a stale pop reads an atomic word, never
- * the caller's data. C11 <stdatomic.h>: MSVC needs VS 2022 17.5+ with
+ * the caller's data. Under ASan the headers stay poisoned (see cp_next). C11 <stdatomic.h>: MSVC needs VS 2022 17.5+ with
  * /experimental:c11atomics. */
 #ifndef AM_CONCURRENT_POOL_H
 #define AM_CONCURRENT_POOL_H
 
 #include <stdatomic.h>
+#include "sanitize.h"
 #include "types.h"
 
 #ifndef AM_CP_LOCKED
@@ -31,6 +32,7 @@
 #define concurrent_pool_FREE_REUSES 1
 #define concurrent_pool_RESET_FREES_LIVE 1
 #define concurrent_pool_THREAD_SAFE 1
+#define concurrent_pool_ASAN_POISONS 1
 
 #define CP_AUTO_MAX 4096          /* larger first requests do not choose the block size */
 #define CP_DEFAULT_CAP_BLOCKS 32 /* growth stops at this many blocks a chunk (BDE's default) */
@@ -91,6 +93,28 @@ void concurrent_pool_usage(const concurrent_pool_heap *h, size_t *reserved, size
 /* for tests: free blocks on the list now (not safe while others pop or push) */
 size_t cp_free_count(concurrent_pool_heap *h);
 
+/* Under ASan every header stays poisoned for good and a block's own bytes are
+ * poisoned while it is free (from the carve on), so an overflow into the next
+ * block's header, a use after free and a double free are all seen. The link
+ * is then read and written only here, uninstrumented: a pop may read the link
+ * of a block that another thread has just popped, and unpoisoning around that
+ * read would race with the other thread's accesses. Without ASan these are the
+ * plain atomic accesses. */
+#if AM_ASAN
+#define CP_LINK_ACCESS AM_INLINE AM_NO_SANITIZE_ADDRESS
+#else
+#define CP_LINK_ACCESS AM_INLINE
+#endif
+CP_LINK_ACCESS uint32_t cp_next(cp_link *l) { return atomic_load_explicit(&l->next, memory_order_relaxed); }
+CP_LINK_ACCESS void cp_set_next(cp_link *l, uint32_t next) {
+    atomic_store_explicit(&l->next, next, memory_order_relaxed);
+}
+CP_LINK_ACCESS uint32_t cp_self(const cp_link *l) { return l->self; }
+CP_LINK_ACCESS void cp_link_init(cp_link *l, uint32_t self, uint32_t next) {
+    l->self = self;
+    atomic_init(&l->next, next);
+}
+
 AM_INLINE cp_link *cp_link_at(concurrent_pool_heap *h, uint32_t index) {
     cp_table *t = atomic_load_explicit(&h->table, memory_order_acquire);
     uint32_t mask = ((uint32_t)1 << h->slot_bits) - 1;
@@ -110,8 +134,7 @@ AM_INLINE void *cp_pop(concurrent_pool_heap *h) {
     void *p = NULL;
     if (index != CP_NIL) {
         cp_link *l = cp_link_at(h, index);
-        atomic_store_explicit(&h->head, cp_head_word(head, atomic_load_explicit(&l->next, memory_order_relaxed)),
-                              memory_order_relaxed);
+        atomic_store_explicit(&h->head, cp_head_word(head, cp_next(l)), memory_order_relaxed);
         p = (char *)l + CP_HDR;
     }
     am_mutex_unlock(h->lock);
@@ -121,8 +144,8 @@ AM_INLINE void *cp_pop(concurrent_pool_heap *h) {
 AM_INLINE void cp_push(concurrent_pool_heap *h, cp_link *l) {
     am_mutex_lock(h->lock);
     uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
-    atomic_store_explicit(&l->next, (uint32_t)head, memory_order_relaxed);
-    atomic_store_explicit(&h->head, cp_head_word(head, l->self), memory_order_relaxed);
+    cp_set_next(l, (uint32_t)head);
+    atomic_store_explicit(&h->head, cp_head_word(head, cp_self(l)), memory_order_relaxed);
     am_mutex_unlock(h->lock);
 }
 #else
@@ -134,7 +157,7 @@ AM_INLINE void *cp_pop(concurrent_pool_heap *h) {
         cp_link *l = cp_link_at(h, index);
         /* may be stale if another thread took this block meanwhile: then the
          * generation differs and the exchange fails */
-        uint32_t next = atomic_load_explicit(&l->next, memory_order_relaxed);
+        uint32_t next = cp_next(l);
         if (atomic_compare_exchange_weak_explicit(&h->head, &head, cp_head_word(head, next),
                                                   memory_order_acquire, memory_order_acquire))
             return (char *)l + CP_HDR;
@@ -144,8 +167,8 @@ AM_INLINE void *cp_pop(concurrent_pool_heap *h) {
 AM_INLINE void cp_push(concurrent_pool_heap *h, cp_link *l) {
     uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
     do {
-        atomic_store_explicit(&l->next, (uint32_t)head, memory_order_relaxed);
-    } while (!atomic_compare_exchange_weak_explicit(&h->head, &head, cp_head_word(head, l->self),
+        cp_set_next(l, (uint32_t)head);
+    } while (!atomic_compare_exchange_weak_explicit(&h->head, &head, cp_head_word(head, cp_self(l)),
                                                     memory_order_release, memory_order_relaxed));
 }
 #endif
@@ -155,16 +178,24 @@ AM_INLINE void *concurrent_pool_alloc(concurrent_pool_heap *h, size_t n) {
         return cp_alloc_slow(h, n);
     void *p = cp_pop(h);
     if (AM_UNLIKELY(p == NULL)) return cp_alloc_slow(h, n);
+    am_unpoison(p, n); /* after the pop: the block is this thread's alone now */
     return p;
 }
 
 AM_INLINE void concurrent_pool_free(concurrent_pool_heap *h, void *p, size_t n) {
     if (AM_UNLIKELY(p == NULL)) return;
-    if (AM_UNLIKELY(n > atomic_load_explicit(&h->block_size, memory_order_relaxed))) {
+    size_t bs = atomic_load_explicit(&h->block_size, memory_order_relaxed);
+    if (AM_UNLIKELY(n > bs)) {
         cp_big_free(h, p);
         return;
     }
+    am_poison(p, bs); /* before the push: after it another thread may own the block */
     cp_push(h, (cp_link *)((char *)p - CP_HDR));
+#if defined(AM_FUZZ_INJECT) && AM_FUZZ_INJECT == 2
+    /* a deliberate bug for the fuzzer's self-test only (never in other
+     * builds): slot 7 of a chunk goes on the list twice, so it is handed out twice */
+    if ((cp_self((cp_link *)((char *)p - CP_HDR)) & 7) == 7) cp_push(h, (cp_link *)((char *)p - CP_HDR));
+#endif
 }
 
 #endif

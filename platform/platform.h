@@ -28,6 +28,20 @@
 #define AM_THREAD_LOCAL _Thread_local
 #endif
 
+/* A function AddressSanitizer leaves uninstrumented: for the few reads and
+ * writes of allocator metadata kept in memory that stays poisoned (so that a
+ * caller's overflow into it is caught) where unpoisoning around each access
+ * would race with other threads doing the same. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#if defined(__SANITIZE_ADDRESS__)
+#define AM_NO_SANITIZE_ADDRESS __declspec(no_sanitize_address)
+#else
+#define AM_NO_SANITIZE_ADDRESS
+#endif
+#else
+#define AM_NO_SANITIZE_ADDRESS __attribute__((no_sanitize_address))
+#endif
+
 /* The alignment every allocation gets at least: alignof(max_align_t). Written
  * out because MSVC's C mode lacks max_align_t in older versions. */
 #if defined(_WIN32) && !defined(__MINGW32__)
@@ -107,6 +121,10 @@ void *am_vm_reserve(size_t bytes);            /* reserved and committed, zeroed;
 void am_vm_release(void *p, size_t bytes);
 int am_vm_evict(void *p, size_t bytes);       /* drop pages from memory (0 on success) */
 size_t am_vm_resident(const void *p, size_t bytes); /* bytes resident now (mincore) */
+/* Caps this process's address space (RLIMIT_AS), so that a size that does not
+ * fit makes allocation return NULL instead of exhausting a shared machine:
+ * 0 on success, -1 where the OS has no such limit (Windows). */
+int am_limit_address_space(uint64_t bytes);
 
 /* A file-backed mapping: the file is created at path with the given size and
  * mapped shared, read-write. */

@@ -130,6 +130,15 @@ void am_vm_release(void *p, size_t bytes) {
     if (p) munmap(p, bytes);
 }
 
+int am_limit_address_space(uint64_t bytes) {
+    struct rlimit r;
+    if (getrlimit(RLIMIT_AS, &r) != 0) return -1;
+    rlim_t want = bytes > (uint64_t)(rlim_t)-1 ? RLIM_INFINITY : (rlim_t)bytes;
+    if (r.rlim_max != RLIM_INFINITY && want > r.rlim_max) want = r.rlim_max;
+    r.rlim_cur = want;
+    return setrlimit(RLIMIT_AS, &r) == 0 ? 0 : -1;
+}
+
 int am_vm_evict(void *p, size_t bytes) {
 #ifdef MADV_PAGEOUT
     /* PAGEOUT keeps the contents (swapped or re-read from the file) */

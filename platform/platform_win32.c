@@ -165,6 +165,12 @@ static int trim_working_set(void *p, size_t bytes) {
     return GetLastError() == ERROR_NOT_LOCKED ? 0 : -1;
 }
 
+/* a job object could cap the process's commit; the runner does not ask here */
+int am_limit_address_space(uint64_t bytes) {
+    (void)bytes;
+    return -1;
+}
+
 int am_vm_evict(void *p, size_t bytes) {
     if (!p || !bytes) return -1;
     return trim_working_set(p, bytes);

@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import crosscc  # noqa: E402
+import memlimit  # noqa: E402
 import rundir  # noqa: E402
 import stats  # noqa: E402
 import pinning  # noqa: E402
@@ -161,6 +162,13 @@ def cpu_arg(s):
     return v
 
 
+def mem_limit_arg(s):
+    try:
+        return memlimit.parse(s)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
 def names_arg(s):
     return [n.strip() for n in s.split(",") if n.strip()]
 
@@ -208,6 +216,11 @@ def make_parser():
                          "probe; none: wherever the OS puts them)")
     ap.add_argument("--timeout", type=positive_number, default=60.0, metavar="S",
                     help="seconds a cell may take before it is stopped and recorded failed (default 60)")
+    ap.add_argument("--mem-limit", type=mem_limit_arg, default="auto", metavar="BYTES|auto|none",
+                    help="address-space limit (RLIMIT_AS) of each cell: bytes or 512M, 4G ...; a cell "
+                         "that needs more fails with 'out of memory' and the run goes on (default "
+                         "auto: half of physical memory; none: no limit; never applied to "
+                         "sanitizer builds nor on Windows)")
     ap.add_argument("--no-stats-tables", action="store_true",
                     help="do not write the counting tables (stats-<strategy>-<workload>-<size>.txt: "
                          "the baseline's -stats cell with --stats, each workload at its largest size)")
@@ -326,6 +339,8 @@ def run_process(cmd, timeout, cwd, env=None, preexec_fn=None):
                            preexec_fn=preexec_fn)
     except subprocess.TimeoutExpired:
         return None, f"timed out after {timeout:g} s"
+    except OSError as e:  # could not start, e.g. its address-space limit is too small for it
+        return None, f"could not start: {e.strerror or e}"
     if interrupted(p.returncode):
         raise KeyboardInterrupt
     crash = crash_reason(p.returncode)
@@ -378,6 +393,9 @@ def measure(cell, args, cfg, scratch, rnd=0):
         common += ["--threads", str(cell.threads)]
     if cell.param:
         common += ["--param", repr(float(cell.param))]
+    limit = cfg.get("mem_limits", {}).get(cell.compiler)
+    if limit:  # the cell caps itself: a preexec_fn here would cost a fork of this process
+        common += ["--mem-limit", str(limit)]
     rounds = cfg.get("rounds", 1)
     last = rnd == rounds - 1
     cmd = [cell_exe(bindir, cell.strategy)] + common + [
@@ -392,6 +410,8 @@ def measure(cell, args, cfg, scratch, rnd=0):
         add_round(cell, out, why, rnd, cfg["seed"], last)
         return
     if why:
+        if limit and ("out of memory" in why or why.startswith(("crashed", "could not start"))):
+            why += f", under the memory limit of {memlimit.human(limit)}"
         cell.status, cell.reason = "failed", why
         return
     if out.get("status") == "skipped":  # the workload does not apply to this strategy
@@ -946,6 +966,27 @@ def plan(args):
             "out_dir": out_dir, "quick": quick}
 
 
+def plan_mem_limit(args, cfg):
+    """The RLIMIT_AS of each compiler's cells (None: none) and meta.json's
+    note on it; prints a note where it is not applied."""
+    limit, why = memlimit.choose(args.mem_limit)
+    limits, sanitized = {}, []
+    for c in cfg["compilers"]:
+        if limit and memlimit.sanitized(os.path.join(args.build_root, c)):
+            sanitized.append(c)
+            limits[c] = None
+        else:
+            limits[c] = limit
+    note = {"bytes": limit, "human": memlimit.human(limit) if limit else None, "why": why}
+    if sanitized:
+        note["not_applied_to"] = sanitized
+        note["not_applied_why"] = "sanitizer builds (-fsanitize) reserve terabytes of address space"
+        print(f"note: no memory limit for {', '.join(sanitized)}: sanitizer builds", flush=True)
+    if not limit and why.startswith("not applied"):
+        print(f"note: memory limit {why}", flush=True)
+    cfg["mem_limits"], cfg["mem_limit_note"] = limits, note
+
+
 def static_meta(args, cfg):
     """The parts of meta.json that do not change during a run (some take a
     second to find out: dpkg-query), gathered once before the first cell."""
@@ -995,6 +1036,7 @@ def make_meta(args, cfg, cells, started, state):
         "quick": cfg["quick"],
         "sizes": args.sizes or "default",
         "timeout_s": args.timeout,
+        "mem_limit": cfg.get("mem_limit_note"),
         "cpu_pinning": cfg["pinner"].note if cfg.get("pinner") else None,
         "timer_resolution_ns": min(res) if res else None,
         "hardware_counters": hw or "unknown: no cell finished",
@@ -1055,6 +1097,9 @@ def write_stats_tables(args, cfg):
         threads = max([c.threads for c in mine if c.threads <= cpus] or [1])
         param = min(c.param for c in mine)
         cmd = [exe, "--workload", name, "--size", str(size), "--seed", str(cfg["seed"]), "--stats"]
+        limit = cfg.get("mem_limits", {}).get(compiler)
+        if limit:
+            cmd += ["--mem-limit", str(limit)]
         if threads > 1:
             cmd += ["--threads", str(threads)]
         if param:
@@ -1102,6 +1147,7 @@ def run(args):
           f"in {cfg['rounds']} round{'s' if cfg['rounds'] > 1 else ''}, "
           f"seed {cfg['seed']}, baseline {cfg['baseline']}; writing {out_dir}", flush=True)
     cfg["static_meta"] = static_meta(args, cfg)
+    plan_mem_limit(args, cfg)
     first = cfg["compilers"][0]
     probe_row = cfg["baseline"] if cfg["baseline"] in cfg["rows_of"][first] else cfg["rows_of"][first][0]
     try:

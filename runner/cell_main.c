@@ -22,6 +22,7 @@ typedef struct cell_args {
     unsigned threads;
     double param;
     size_t limit;
+    uint64_t mem_limit; /* 0: none */
     unsigned reps; /* 0: calibrate */
     int stats_only;
     int counting_table;
@@ -37,6 +38,8 @@ static void usage(FILE *out) {
             "  --threads N    threads, for threaded workloads (default 1)\n"
             "  --param X      the workload's knob (see --list)\n"
             "  --limit BYTES  heap byte limit (default none)\n"
+            "  --mem-limit BYTES  cap the process's address space (RLIMIT_AS): a size that\n"
+            "                 does not fit fails as out of memory (not on Windows)\n"
             "  --reps N       repetitions per sample instead of calibrating\n"
             "  --stats-only   one repetition, print the allocator statistics\n"
             "  --stats        (-stats build) two repetitions through the counting wrapper:\n"
@@ -55,6 +58,14 @@ static int parse_u64(const char *flag, const char *s, uint64_t *out) {
     return 1;
 bad:
     fprintf(stderr, "am-cell: %s needs a whole number, got '%s'\n", flag, s ? s : "");
+    return 0;
+}
+
+/* a count that must be at least 1 */
+static int parse_count(const char *flag, const char *s, uint64_t *out) {
+    if (!parse_u64(flag, s, out)) return 0;
+    if (*out) return 1;
+    fprintf(stderr, "am-cell: %s must be at least 1, got '%s'\n", flag, s);
     return 0;
 }
 
@@ -136,7 +147,7 @@ static int parse_args(int argc, char **argv, cell_args *a) {
         i++;
         if (!strcmp(f, "--workload")) a->workload = v;
         else if (!strcmp(f, "--size")) {
-            if (!parse_u64(f, v, &u) || !u) return 0;
+            if (!parse_count(f, v, &u)) return 0;
             /* sizes count elements, bytes or MiB: past 2^40 the workloads' own
              * arithmetic (len + 1, size << 20) would overflow before any
              * allocation could fail cleanly */
@@ -146,11 +157,12 @@ static int parse_args(int argc, char **argv, cell_args *a) {
             }
             a->size = (size_t)u;
         }
-        else if (!strcmp(f, "--samples")) { if (!parse_u64(f, v, &u) || !u) return 0; a->samples = (unsigned)u; }
+        else if (!strcmp(f, "--samples")) { if (!parse_count(f, v, &u)) return 0; a->samples = (unsigned)u; }
         else if (!strcmp(f, "--seed")) { if (!parse_u64(f, v, &u)) return 0; a->seed = u; }
-        else if (!strcmp(f, "--threads")) { if (!parse_u64(f, v, &u) || !u) return 0; a->threads = (unsigned)u; }
+        else if (!strcmp(f, "--threads")) { if (!parse_count(f, v, &u)) return 0; a->threads = (unsigned)u; }
         else if (!strcmp(f, "--limit")) { if (!parse_u64(f, v, &u)) return 0; a->limit = (size_t)u; }
-        else if (!strcmp(f, "--reps")) { if (!parse_u64(f, v, &u) || !u) return 0; a->reps = (unsigned)u; }
+        else if (!strcmp(f, "--mem-limit")) { if (!parse_count(f, v, &u)) return 0; a->mem_limit = u; }
+        else if (!strcmp(f, "--reps")) { if (!parse_count(f, v, &u)) return 0; a->reps = (unsigned)u; }
         else if (!strcmp(f, "--min-ms")) { if (!parse_double(f, v, &a->min_ms)) return 0; }
         else if (!strcmp(f, "--param")) { if (!parse_double(f, v, &a->param)) return 0; }
         else { fprintf(stderr, "am-cell: unknown option %s (try --help)\n", f); return 0; }
@@ -247,6 +259,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "\n");
         return 2;
     }
+    /* before any heap exists: the runner's cap on what a cell may take */
+    if (a.mem_limit && am_limit_address_space(a.mem_limit) != 0)
+        fprintf(stderr, "am-cell: --mem-limit: this system cannot cap the address space; not applied\n");
     if (test_hook("AM_TEST_CRASH", &a)) raise(SIGSEGV);
     if (test_hook("AM_TEST_HANG", &a))
         for (;;) AM_CLOBBER();

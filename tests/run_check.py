@@ -12,6 +12,8 @@ a closing "N passed, N failed" like make test's. Stages (--only picks some):
             --fuzz-runs executions each, but no more than --fuzz-cap seconds a row
             (make check: 20000 runs or 20 s), or --fuzz-seconds each (make fuzz);
             executions per row go to build/fuzz-stats.txt
+  fuzz-selftest  rows built with a deliberate bug (-DAM_FUZZ_INJECT=n): the fuzzer
+            must find each from an empty corpus within 60 s (build/clang-fuzz-inject<n>)
 
 Sanitizer, valgrind and fuzz stages leave out rows linked against another malloc
 (system-jemalloc ...): the tool's own malloc replaces theirs. A stage whose tool is
@@ -35,7 +37,13 @@ ASAN_ENV = {
     "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
     "LSAN_OPTIONS": "suppressions=" + os.path.join(ROOT, "tests", "lsan.supp"),
 }
-STAGES = ("asan", "debug", "tsan", "valgrind", "fuzz")
+STAGES = ("asan", "debug", "tsan", "valgrind", "fuzz", "fuzz-selftest")
+FUZZ_FLAGS = "-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+# fuzz-selftest: a row built with a deliberate bug (AM_FUZZ_INJECT=n, compiled
+# in nowhere else) that the fuzzer must find from an empty corpus
+INJECTED = ((1, "fast_pool", "chunks carved 16 bytes short of their partition: neighbours overlap"),
+            (2, "concurrent_pool", "slot 7 of a chunk pushed twice on free: handed out twice"))
+SELFTEST_SECONDS = 60
 
 
 def plain_rows():
@@ -60,6 +68,12 @@ def source_rows():
             if len(parts) >= 4 and not line.startswith("#") and parts[0] == parts[1] and parts[3] == "-":
                 rows.append(parts[0])
     return rows
+
+
+def chosen_rows(args):
+    """the plain rows, or those of them that --rows names"""
+    rows = plain_rows()
+    return [r for r in rows if r in args.rows] if getattr(args, "rows", None) else rows
 
 
 def ccname(cc):
@@ -109,9 +123,9 @@ def run_bins(bins, args, prefix=(), extra=(), env=None):
 
 
 def stage_asan(args, units=True, rows=None):
-    """rows: the rows to build and run (default: every row without a malloc of its own)"""
+    """rows: the rows to build and run (default: --rows, or every row without a malloc of its own)"""
     build = f"build/{ccname(args.cc)}-asan"
-    rows = rows or plain_rows()
+    rows = rows or chosen_rows(args)
     if not make(args, "tests-build", CC=args.cc, VARIANT="-asan", EXTRA_CFLAGS=SAN_FLAGS,
                 EXTRA_LDFLAGS=SAN_LDFLAGS, ALLOCATORS=",".join(rows)):
         return 0, 1
@@ -140,7 +154,7 @@ def threaded_test_files():
 
 def stage_tsan(args):
     build = f"build/{ccname(args.cc)}-tsan"
-    rows, sources = plain_rows(), run_all.row_sources()
+    rows, sources = chosen_rows(args), run_all.row_sources()
     targets = [os.path.join(build, "tests", r, t) for r in rows for t in threaded_test_files()]
     targets = [t for t in targets if run_all.built_for_row(t, sources)]
     if not make(args, " ".join(targets), CC=args.cc, VARIANT="-tsan",
@@ -189,10 +203,8 @@ def stage_fuzz(args):
         print(f"  skipped: {cc} cannot build libFuzzer targets")
         return None
     build = f"build/{ccname(cc)}-fuzz"
-    rows = plain_rows()
-    if not make(args, "fuzz-build", CC=cc, VARIANT="-fuzz",
-                EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all "
-                             "-fno-omit-frame-pointer",
+    rows = chosen_rows(args)
+    if not make(args, "fuzz-build", CC=cc, VARIANT="-fuzz", EXTRA_CFLAGS=FUZZ_FLAGS,
                 EXTRA_LDFLAGS=SAN_LDFLAGS, ALLOCATORS=",".join(rows)):
         return 0, 1
     passed = failed = 0
@@ -231,12 +243,54 @@ def stage_fuzz(args):
     return passed, failed
 
 
+def stage_fuzz_selftest(args):
+    """Does the fuzzer find bugs? Each injected row must crash with a report
+    (ASan's or fuzz_allocator's own) within SELFTEST_SECONDS, starting from an
+    empty corpus, so that the search finds it, not the seed inputs."""
+    cc = args.fuzz_cc
+    if not fuzz_toolchain(cc):
+        print(f"  skipped: {cc} cannot build libFuzzer targets")
+        return None
+    passed = failed = 0
+    for n, row, what in INJECTED:
+        variant = f"-fuzz-inject{n}"
+        if not make(args, "fuzz-build", CC=cc, VARIANT=variant, EXTRA_CFLAGS=f"{FUZZ_FLAGS} -DAM_FUZZ_INJECT={n}",
+                    EXTRA_LDFLAGS=SAN_LDFLAGS, ALLOCATORS=row):
+            failed += 1
+            continue
+        build = os.path.join(ROOT, f"build/{ccname(cc)}{variant}")
+        work = os.path.join(build, "corpus-empty")
+        if os.path.isdir(work):
+            for f in os.listdir(work):
+                os.remove(os.path.join(work, f))
+        os.makedirs(work, exist_ok=True)
+        cmd = [os.path.join(build, "fuzz", row, "fuzz_allocator"), work, "-print_final_stats=1", "-max_len=2048",
+               "-seed=1", f"-max_total_time={SELFTEST_SECONDS}", "-artifact_prefix=" + build + "/"]
+        start = time.time()
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        m = re.search(r"stat::number_of_executed_units:\s*(\d+)", p.stderr)
+        report = re.search(r"^(SUMMARY: \S+: [\w-]+|fuzz_allocator\[[^]]*\]: [^(]*)", p.stderr, re.M)
+        found = p.returncode != 0 and report is not None
+        print(f"  AM_FUZZ_INJECT={n} ({row}: {what}): " +
+              (f"found after {m.group(1) if m else '?'} executions, {time.time() - start:.1f} s: "
+               f"{report.group(1).strip()}" if found else
+               f"NOT found in {SELFTEST_SECONDS} s (exit status {p.returncode})"), flush=True)
+        if found:
+            passed += 1
+        else:
+            failed += 1
+            print("    " + p.stderr[-2000:].replace("\n", "\n    "))
+    return passed, failed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--make", default="make")
     ap.add_argument("--cc", default="cc")
     ap.add_argument("--fuzz-cc", default="clang")
     ap.add_argument("--only", default=",".join(STAGES), help="comma-separated stages")
+    ap.add_argument("--rows", default="", help="comma-separated rows for the asan, tsan and fuzz stages "
+                    "(default: every row linked against no other malloc)")
     ap.add_argument("--fuzz-runs", type=int, default=20000)
     ap.add_argument("--fuzz-seconds", type=int, default=0, help="fuzz each row this long (make fuzz)")
     ap.add_argument("--fuzz-cap", type=int, default=20,
@@ -249,15 +303,20 @@ def main():
     for s in todo:
         if s not in STAGES:
             ap.error(f"unknown stage {s}; stages: {', '.join(STAGES)}")
+    args.rows = [r for r in args.rows.split(",") if r]
+    for r in args.rows:
+        if r not in plain_rows():
+            ap.error(f"unknown or malloc-linked row {r}; rows: {', '.join(plain_rows())}")
     names = {"asan": f"asan+ubsan ({ccname(args.cc)})", "debug": f"DEBUG=1 ({ccname(args.cc)})",
              "tsan": f"tsan, threaded tests ({ccname(args.cc)})", "valgrind": "valgrind memcheck, system row",
-             "fuzz": f"fuzz ({ccname(args.fuzz_cc)})"}
+             "fuzz": f"fuzz ({ccname(args.fuzz_cc)})",
+             "fuzz-selftest": f"fuzz self-test, injected bugs ({ccname(args.fuzz_cc)})"}
     results = []
     start = time.time()
     for s in todo:
         print(f"== {names[s]}", flush=True)
         t0 = time.time()
-        r = globals()["stage_" + s](args)
+        r = globals()["stage_" + s.replace("-", "_")](args)
         results.append((s, r, time.time() - t0))
     print("== summary")
     passed = failed = 0

@@ -274,6 +274,11 @@ class BadInput(unittest.TestCase):
     def test_more_rounds_than_samples(self):
         self.check(["--allocators", "system", "--samples", "3", "--rounds", "4"], "--rounds 4", "--samples 3")
 
+    def test_bad_mem_limit(self):
+        self.check(["--mem-limit", "abc"], "'abc'", "not a memory size")
+        self.check(["--mem-limit", "0"], "'0'", "too small")
+        self.check(["--mem-limit", "4X"], "'4X'")
+
     def test_bad_cpu(self):
         self.check(["--cpu", "fast"], "'fast'")
         if hasattr(os, "sched_getaffinity"):
@@ -307,7 +312,7 @@ class BadInput(unittest.TestCase):
         p = subprocess.run([sys.executable, RUNNER, "--help"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 0)
         for opt in ("--allocators", "--workloads", "--sizes", "--samples", "--min-ms", "--baseline",
-                    "--seed", "--out", "--compilers", "--quick", "--timeout", "--list"):
+                    "--seed", "--out", "--compilers", "--quick", "--timeout", "--list", "--mem-limit"):
             self.assertIn(opt, p.stdout)
         self.assertNotIn("--jobs", p.stdout)
 
@@ -376,6 +381,96 @@ class TooLargeForMemory(unittest.TestCase):
                 self.assertEqual(by[(s, 10)]["status"], "ok")
                 self.assertEqual(by[(s, 10 ** 12)]["status"], "failed")
                 self.assertIn("out of memory", by[(s, 10 ** 12)]["reason"])
+
+
+@unittest.skipIf(resource is None, "needs setrlimit (POSIX)")
+class MemLimit(unittest.TestCase):
+    """--mem-limit: each cell runs under RLIMIT_AS, so a size that does not fit
+    fails with "out of memory" (malloc returns NULL), the run goes on, and
+    meta.json records the limit. mmap_pressure's size is the MiB of its
+    structure: 80 does not fit under 64M, 1 does."""
+
+    BIG = 80
+    CELLS = ["--allocators", "system", "--baseline", "system", "--workloads", "mmap_pressure", "--threads", "1",
+             "--param", "0", "--samples", "3", "--min-ms", "1", "--seed", "7", "--cpu", "none",
+             "--no-stats-tables"]
+
+    def test_the_size_needs_more_than_the_limit(self):
+        # the failure below must come from the limit: without it this cell runs
+        ensure_cells()
+        exe = allocmark.cell_exe(os.path.join(BUILD, "bin"), "system")
+        cmd = [exe, "--workload", "mmap_pressure", "--size", str(self.BIG), "--threads", "1", "--seed", "7",
+               "--samples", "3", "--reps", "1"]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        lim = subprocess.run(cmd + ["--mem-limit", str(64 << 20)], capture_output=True, text=True, timeout=60)
+        self.assertEqual(json.loads(lim.stdout.strip().splitlines()[-1])["reason"], "out of memory")
+        for bad in ("0", "64M", "-1"):  # the cell itself takes bytes only
+            p = subprocess.run(cmd + ["--mem-limit", bad], capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 2, bad)
+            self.assertIn(f"'{bad}'", p.stderr)
+
+    def test_a_cell_too_large_for_the_limit_fails_out_of_memory(self):
+        ensure_cells()
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run")
+            p = run(self.CELLS + ["--sizes", f"1,{self.BIG}", "--mem-limit", "64M", "--out", out])
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            _, rows = read_csv(os.path.join(out, "summary.csv"))
+            by = {int(r["size"]): r for r in rows}
+            self.assertEqual(by[1]["status"], "ok", by[1]["reason"])
+            self.assertEqual(by[self.BIG]["status"], "failed")
+            self.assertIn("out of memory", by[self.BIG]["reason"])
+            self.assertIn("memory limit of 64 MiB", by[self.BIG]["reason"])
+            with open(os.path.join(out, "meta.json")) as f:
+                meta = json.load(f)
+            self.assertEqual(meta["mem_limit"]["bytes"], 64 << 20)
+            self.assertEqual(meta["cells"]["failed"], 1)
+
+    def test_default_is_half_of_physical_memory_and_none_disables(self):
+        ensure_cells()
+        ram = allocmark.memlimit.physical_memory()
+        with tempfile.TemporaryDirectory() as tmp:
+            for arg, want in ((None, ram // 2), ("none", None)):
+                out = os.path.join(tmp, "run-" + str(arg))
+                extra = ["--mem-limit", arg] if arg else []
+                p = run(TINY + ["--allocators", "system,ideal", "--baseline", "system", "--sizes", "10",
+                                "--cpu", "none", "--no-stats-tables", "--out", out] + extra)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                _, rows = read_csv(os.path.join(out, "summary.csv"))
+                self.assertEqual([r["status"] for r in rows], ["ok", "ok"])
+                with open(os.path.join(out, "meta.json")) as f:
+                    self.assertEqual(json.load(f)["mem_limit"]["bytes"], want)
+
+    def test_not_applied_to_sanitizer_builds(self):
+        ensure_cells()
+        with tempfile.TemporaryDirectory() as tmp:
+            # a build folder whose flags say -fsanitize (the cells are the plain ones)
+            fake = os.path.join(tmp, "build", "cc-asan")
+            os.makedirs(fake)
+            os.symlink(os.path.join(BUILD, "bin"), os.path.join(fake, "bin"))
+            with open(os.path.join(fake, "flags.txt"), "w") as f:
+                f.write("clang -std=c11 -O2 -fsanitize=address,undefined | -fsanitize=address\n")
+            out = os.path.join(tmp, "run")
+            cmd = [sys.executable, RUNNER, "--compilers", "cc-asan", "--build-root", os.path.dirname(fake)]
+            p = subprocess.run(cmd + TINY + ["--allocators", "system", "--baseline", "system", "--sizes", "10",
+                                             "--mem-limit", "64M", "--cpu", "none", "--no-stats-tables",
+                                             "--out", out], capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("no memory limit for cc-asan", p.stdout)
+            with open(os.path.join(out, "meta.json")) as f:
+                self.assertEqual(json.load(f)["mem_limit"]["not_applied_to"], ["cc-asan"])
+
+    def test_parse(self):
+        parse = allocmark.memlimit.parse
+        self.assertEqual(parse("512M"), 512 << 20)
+        self.assertEqual(parse("4G"), 4 << 30)
+        self.assertEqual(parse("4gib"), 4 << 30)
+        self.assertEqual(parse(str(1 << 30)), 1 << 30)
+        self.assertEqual(parse("none"), "none")
+        for bad in ("abc", "0", "1M", "-4G", "4.5G", ""):
+            with self.assertRaises(ValueError, msg=bad):
+                parse(bad)
 
 
 def limit_file_size(limit):

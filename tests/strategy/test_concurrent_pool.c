@@ -98,7 +98,7 @@ static void churn(void *arg) {
             cp_link *l = (cp_link *)((char *)slot[i] - CP_HDR);
             for (int k = 0; k < 8; k++)
                 if (slot[i][k] != stamp) w->bad = 1;
-            if (atomic_fetch_sub(&w->held[l->self], 1) != 1) w->bad = 1;
+            if (atomic_fetch_sub(&w->held[cp_self(l)], 1) != 1) w->bad = 1;
             concurrent_pool_free(w->heap, slot[i], 345);
             slot[i] = NULL;
             if ((rng >> 20) & 1) continue; /* sometimes leave the slot empty a while */
@@ -106,13 +106,13 @@ static void churn(void *arg) {
         slot[i] = concurrent_pool_alloc(w->heap, 345);
         if (!slot[i]) { w->oom = 1; return; }
         cp_link *l = (cp_link *)((char *)slot[i] - CP_HDR);
-        if (atomic_fetch_add(&w->held[l->self], 1) != 0) w->bad = 1;
+        if (atomic_fetch_add(&w->held[cp_self(l)], 1) != 0) w->bad = 1;
         for (int k = 0; k < 8; k++) slot[i][k] = stamp;
     }
     for (int i = 0; i < WINDOW; i++)
         if (slot[i]) {
             cp_link *l = (cp_link *)((char *)slot[i] - CP_HDR);
-            atomic_fetch_sub(&w->held[l->self], 1);
+            atomic_fetch_sub(&w->held[cp_self(l)], 1);
             concurrent_pool_free(w->heap, slot[i], 345);
         }
 }
