@@ -16,8 +16,8 @@
  * index (chunk number << slot bits | slot), bumped by every push and pop. The
  * link lives in a 16-byte header in front of each block, outside the caller's
  * bytes (BDE keeps a Link there too), so a stale pop reads an atomic word, never
- * the caller's data. Under ASan the headers stay poisoned (see cp_next). C11 <stdatomic.h>: MSVC needs VS 2022 17.5+ with
- * /experimental:c11atomics. */
+ * the caller's data. Under ASan the headers stay poisoned (see cp_next).
+ * C11 <stdatomic.h>: MSVC needs VS 2022 17.5+ with /experimental:c11atomics. */
 #ifndef AM_CONCURRENT_POOL_H
 #define AM_CONCURRENT_POOL_H
 

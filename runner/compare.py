@@ -148,27 +148,33 @@ WITHIN = 0.05  # the repeatability goal: medians within 5% of run A's
 
 
 def agreement(rows, ids):
-    """{run id: (cells within WITHIN of A, cells with a median in both, {workload: (within, n)})}
-    from the CSV rows; how repeatable two runs of one machine were."""
+    """{run id: (cells within WITHIN of A, cells with a median in both, {workload: (within, n)},
+    {"one thread" or "several threads": (within, n)})} from the CSV rows; how
+    repeatable two runs of one machine were."""
     out = {}
     for row in rows:
         run, ratio = row[6], row[11]
         if run == ids[0] or ratio in ("", None):
             continue
-        within, n, per = out.setdefault(run, (0, 0, {}))
+        within, n, per, kind = out.setdefault(run, (0, 0, {}, {}))
         ok = abs(float(ratio) - 1) <= WITHIN
         w = per.get(row[2], (0, 0))
         per[row[2]] = (w[0] + ok, w[1] + 1)
-        out[run] = (within + ok, n + 1, per)
+        # a cell with several threads runs on every CPU: a slow one slows it
+        k = "one thread" if str(row[4]) in ("", "1") else "several threads"
+        t = kind.get(k, (0, 0))
+        kind[k] = (t[0] + ok, t[1] + 1)
+        out[run] = (within + ok, n + 1, per, kind)
     return out
 
 
 def agreement_block(rows, ids, markdown):
     lines = []
-    for run, (within, n, per) in agreement(rows, ids).items():
+    for run, (within, n, per, kind) in agreement(rows, ids).items():
         worst = sorted(per.items(), key=lambda kv: kv[1][0] / kv[1][1])[:3]
+        split = "; ".join(f"{k} {a} of {b}" for k, (a, b) in sorted(kind.items()))
         lines.append(f"{run}: {within} of {n} cells ({100.0 * within / n:.0f}%) have a median within "
-                     f"{WITHIN:.0%} of A's; fewest: " +
+                     f"{WITHIN:.0%} of A's ({split}); fewest: " +
                      ", ".join(f"{w} {a}/{b}" for w, (a, b) in worst))
     if not lines:
         return ""

@@ -99,7 +99,7 @@ class TwoRuns(unittest.TestCase):
     def test_agreement_counts_cells_within_five_percent(self):
         # B has a ratio for two cells: 1.5 (out) and 0.99 (within 5%); failed
         # and missing cells are not counted
-        self.assertIn("B: 1 of 2 cells (50%) have a median within 5% of A's", self.text)
+        self.assertIn("B: 1 of 2 cells (50%) have a median within 5% of A's (one thread 1 of 2)", self.text)
         self.assertIn("thrash_pool 1/2", self.text)
 
     def test_identical_runs_have_no_mismatch(self):
@@ -108,6 +108,23 @@ class TwoRuns(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("Every cell is in every run.", p.stdout)
         self.assertIn("@alpha#2", p.stdout)  # the same run twice keeps two labels
+
+
+class AgreementSplit(unittest.TestCase):
+    """Cells with several threads are counted apart: they run on every CPU."""
+
+    def test_one_thread_and_several_threads_are_counted_apart(self):
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "runner"))
+        import compare as cmp
+
+        def row(run, workload, threads, ratio):
+            return ["gcc", "system", workload, 10, threads, 0, run, "", "ok", 1.0, "", ratio, "", "", ""]
+        rows = [row("A", "w", 1, ""), row("B", "w", 1, 1.01), row("B", "w", 1, 1.2),
+                row("B", "c", 2, 1.5), row("B", "c", 2, 0.97), row("B", "c", 4, 1.3)]
+        within, n, per, kind = cmp.agreement(rows, ["A", "B"])["B"]
+        self.assertEqual((within, n), (2, 5))
+        self.assertEqual(per, {"w": (1, 2), "c": (1, 3)})
+        self.assertEqual(kind, {"one thread": (1, 2), "several threads": (1, 3)})
 
 
 class BadInput(unittest.TestCase):
