@@ -554,13 +554,18 @@ class Page:
             x = m.get(k)
             return esc(str(x)) if x not in (None, "") else f'<span class="muted">{default}</span>'
         timer = m.get("timer_resolution_ns", m.get("timer_resolution"))
+        rounds = m.get("rounds") or 1
+        spread = (f" The samples are split between {esc(str(rounds))} rounds: the runner passes over the whole "
+                  "matrix that many times, each time in a new order, and each visit is a new process, so a "
+                  "slow minute of a shared machine touches one round of a cell, not all of it."
+                  if rounds > 1 else "")
         body = f"""
 <ul>
-<li><strong>One process per cell.</strong> Every (strategy, workload, size) cell runs in a fresh process,
+<li><strong>Fresh processes.</strong> Every (strategy, workload, size) cell runs in a fresh process,
 <code>am-cell-&lt;strategy&gt;</code>, so one strategy's heap state cannot leak into the next cell's timing.
-Each strategy is its own executable; its allocation fast path is inlined into the containers.</li>
+Each strategy is its own executable; its allocation fast path is inlined into the containers.{spread}</li>
 <li><strong>Calibration and warm-up.</strong> The cell repeats the workload until one sample lasts at least
-{v("min_ms")} ms, runs a warm-up, then takes {v("samples")} samples; each sample's checksum is compared with
+{v("min_ms")} ms, runs a warm-up, then takes {v("samples")} samples in all; each sample's checksum is compared with
 the workload's reference, so a strategy that corrupts data fails instead of looking fast.</li>
 <li><strong>Median and interval.</strong> A cell's figure is the median time per operation over its samples;
 its 95% confidence interval comes from bootstrap resampling of the samples. A ratio is the strategy's
@@ -578,7 +583,7 @@ counting build, so counting costs nothing in the timed build.</li>
     def env_section(self):
         m = self.run.meta
         used = {"run_id", "date", "host", "cpu", "kernel", "compilers", "git", "git_revision", "seed",
-                "command_line", "samples", "min_ms", "baseline", "quick", "timer_resolution_ns",
+                "command_line", "samples", "rounds", "min_ms", "baseline", "quick", "timer_resolution_ns",
                 "timer_resolution", "hardware_counters", "malloc"}
         items = [("run", m.get("run_id") or self.run.run_id), ("date", m.get("date")), ("host", m.get("host")),
                  ("CPU", m.get("cpu")), ("kernel", m.get("kernel")),

@@ -185,7 +185,9 @@ class ReportOfGoodFolder(unittest.TestCase):
         hrefs = [a.attrs.get("href") for a in self.root.by_id("files").find_all("a")]
         for name in ("summary.csv", "ratios.csv", "samples.csv", "meta.json", "tables.md"):
             self.assertIn(name, hrefs)
-        self.assertIn("42", self.root.by_id("method").text())
+        method = self.root.by_id("method").text()
+        self.assertIn("42", method)
+        self.assertIn("split between 3 rounds", method)
 
 
 class ReportOfDamagedFolder(unittest.TestCase):
