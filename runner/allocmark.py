@@ -177,7 +177,7 @@ def make_parser():
     ap = argparse.ArgumentParser(
         prog="allocmark.py",
         description="Run the allocmark benchmark matrix: every (compiler, strategy, workload, size) "
-                    "cell in its own process, in a shuffled order; write CSV files, meta.json and "
+                    "cell in fresh processes (one a round), in a shuffled order; write CSV files, meta.json and "
                     "tables to the run folder.",
         epilog="Exit status: 0 done (some cells may have failed: see summary.csv), 2 bad input, "
                "3 every cell failed, 130 interrupted (finished cells are kept).")
