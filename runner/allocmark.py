@@ -770,16 +770,22 @@ def clock(s):
 
 
 class Progress:
-    def __init__(self, total, multi_compiler):
-        self.total, self.multi = total, multi_compiler
+    """cell j/N of the matrix (and round r/R), elapsed time and an ETA from
+    the visits made so far: a progress line on a terminal, a plain line a
+    visit otherwise."""
+
+    def __init__(self, cells, rounds, multi_compiler):
+        self.cells, self.rounds, self.multi = cells, rounds, multi_compiler
+        self.total = cells * rounds  # visits still planned, made or not
         self.tty = sys.stdout.isatty()
         self.start = time.monotonic()
         self.width = 0
         self.skipped = 0
 
-    @staticmethod
-    def _round(rnd):
-        return f" (round {rnd + 1})" if rnd else ""
+    def _where(self, i, rnd):
+        """i counts every visit of the run, skipped ones too"""
+        where = f"cell {i - rnd * self.cells + 1}/{self.cells}"
+        return where + (f" round {rnd + 1}/{self.rounds}" if self.rounds > 1 else "")
 
     def _name(self, c):
         extra = (f" T={c.threads}" if c.threaded else "") + (f" param={fmt(c.param)}" if c.param else "")
@@ -794,16 +800,15 @@ class Progress:
     def before(self, i, c, rnd=0):
         if not self.tty:
             return
-        i -= self.skipped
+        made = i - self.skipped
         elapsed = time.monotonic() - self.start
-        eta = "?" if i == 0 else clock(elapsed / i * (self.total - i))
-        line = f"cell {i + 1}/{self.total}{self._round(rnd)}  {self._name(c)}  {clock(elapsed)} elapsed  ETA {eta}"
+        eta = "?" if made == 0 else clock(elapsed / made * (self.total - made))
+        line = f"{self._where(i, rnd)}  {self._name(c)}  {clock(elapsed)} elapsed  ETA {eta}"
         sys.stdout.write("\r" + line.ljust(self.width))
         sys.stdout.flush()
         self.width = len(line)
 
     def after(self, i, c, seconds, rnd=0):
-        i -= self.skipped
         if c.status == "ok":
             what = f"{tables.format_time(c.summary['median_ns_per_op'])}/op"
         elif c.status == "skipped":
@@ -813,11 +818,10 @@ class Progress:
         if self.tty:
             if c.status == "failed":
                 sys.stdout.write("\r" + " " * self.width + "\r")
-                print(f"cell {i + 1}/{self.total}{self._round(rnd)}  {self._name(c)}  {what}")
+                print(f"{self._where(i, rnd)}  {self._name(c)}  {what}")
                 self.width = 0
         else:
-            print(f"cell {i + 1}/{self.total}{self._round(rnd)}  {self._name(c)}  {what}  ({seconds:.2f} s)",
-                  flush=True)
+            print(f"{self._where(i, rnd)}  {self._name(c)}  {what}  ({seconds:.2f} s)", flush=True)
 
     def finish(self):
         if self.tty and self.width:
@@ -1158,7 +1162,7 @@ def run(args):
         print(f"single-threaded cells run on CPU {cfg['pinner'].cpu} ({cfg['pinner'].note['why']})", flush=True)
     started = datetime.datetime.now()
     ratios = Ratios(cfg["baseline"], cfg["seed"])
-    progress = Progress(len(cells) * cfg["rounds"], len(cfg["compilers"]) > 1)
+    progress = Progress(len(cells), cfg["rounds"], len(cfg["compilers"]) > 1)
     state = "finished"
     write_error = None
     last_write = time.monotonic()

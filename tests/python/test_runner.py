@@ -192,6 +192,14 @@ class Rounds(unittest.TestCase):
         self.assertNotEqual(rounds[1], rounds[2])
         self.assertEqual(seen, list(allocmark.visits(cells, 3, 11)))  # the seed decides
 
+    def test_progress_names_the_cell_of_the_matrix_and_the_round(self):
+        p = allocmark.Progress(40, 3, False)
+        self.assertEqual(p._where(0, 0), "cell 1/40 round 1/3")
+        self.assertEqual(p._where(45, 1), "cell 6/40 round 2/3")
+        self.assertEqual(allocmark.Progress(40, 1, False)._where(39, 0), "cell 40/40")
+        p.skip()  # a later round of a failed cell is not visited
+        self.assertEqual(p.total, 119)
+
     def made_up_cell(self):
         c = allocmark.Cell("cc", "system", "thrash_pool", 10, 1, 0, False)
         c.status, c.stats = "ok", {}
