@@ -35,14 +35,12 @@ DEFAULT_BASELINE = "monotonic"
 FALLBACK_BASELINE = "system"
 
 # Budget of the default matrix (make bench: <= 10 min on 2 cores, both gcc and
-# clang). A cell costs its samples (9 x 10 ms = 90 ms) + calibration (20-40 ms)
-# + one warm-up sample + process start and the -stats run: about 0.2 s. With
-# ~16 strategies x 14 workloads x 3 sizes (the sweep's first, middle and last:
-# 10, 810, 1810 for seed 004's) x 2 compilers = ~1350 cells, plus the swept
-# scenarios (contention: 6 W x 3 T; query_heap; mmap_pressure: 5 fractions),
-# about 1900 cells x 0.2 s = 6.5 min, and the builds take the rest.
-# --quick: the largest size only, T=1 and 2, 6 samples of 5 ms, one compiler: about
-# 330 cells x 0.12 s = 40 s.
+# clang). A cell's first round (calibration, 3 samples of >= 10 ms, the -stats
+# run) took about 0.15 s, each later round (a warm-up run, 3 samples) about
+# 0.06 s: 0.27 s a cell. 1,860 cells (15 rows x 17 workloads x 3 sizes x 2
+# compilers, less the skipped, plus the swept scenarios) took 8 min 23 s.
+# --quick: the largest size only, T=1 and 2, 6 samples of 5 ms, one compiler:
+# 330 cells in 47 s.
 DEFAULT_SAMPLES = 9
 DEFAULT_MIN_MS = 10.0
 QUICK_SAMPLES = 6
@@ -332,14 +330,13 @@ def cell_env(tmpdir):
     return env
 
 
-def run_process(cmd, timeout, cwd, env=None, preexec_fn=None):
+def run_process(cmd, timeout, cwd, env=None):
     """Runs one cell process: (json or None, failure reason or None)."""
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env,
-                           preexec_fn=preexec_fn)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env)
     except subprocess.TimeoutExpired:
         return None, f"timed out after {timeout:g} s"
-    except OSError as e:  # could not start, e.g. its address-space limit is too small for it
+    except OSError as e:  # could not start, e.g. the executable was removed during the run
         return None, f"could not start: {e.strerror or e}"
     if interrupted(p.returncode):
         raise KeyboardInterrupt
@@ -410,7 +407,7 @@ def measure(cell, args, cfg, scratch, rnd=0):
         add_round(cell, out, why, rnd, cfg["seed"], last)
         return
     if why:
-        if limit and ("out of memory" in why or why.startswith(("crashed", "could not start"))):
+        if limit and ("out of memory" in why or why.startswith("crashed")):
             why += f", under the memory limit of {memlimit.human(limit)}"
         cell.status, cell.reason = "failed", why
         return
