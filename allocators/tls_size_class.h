@@ -33,7 +33,7 @@
 #include <string.h>
 #include "types.h"
 #include "sanitize.h"
-#ifdef AM_DEBUG
+#if AM_DEBUG
 #include <assert.h>
 #endif
 
@@ -73,7 +73,7 @@ void tls_size_class_usage(const tls_size_class_heap *h, size_t *reserved, size_t
 /* 1 when the calling thread is the one that created h (what AM_DEBUG asserts). */
 int tls_size_class_owned(const tls_size_class_heap *h);
 
-#ifdef AM_DEBUG
+#if AM_DEBUG
 #define AM_TSC_CHECK_OWNER(h) assert(tls_size_class_owned(h))
 #else
 #define AM_TSC_CHECK_OWNER(h) ((void)0)

@@ -1,0 +1,90 @@
+"""What a measured cell executable contains. Each strategy's allocate and free
+must be inlined into the workloads (no out-of-line copy of <source>_alloc or
+<source>_free, as with a C++ template allocator), and a measured build must not
+carry debug checks: no call to assert's failure handler. Until this test,
+tls_size_class asserted its owner on every allocate and free in measured builds
+(`#ifdef AM_DEBUG` where allocator.h defines AM_DEBUG 0), an out-of-line call
+the other rows did not pay.
+
+Reads the binaries with nm and objdump (binutils, which gcc brings); skipped
+for builds that are not measured ones (-O0, sanitizers, DEBUG=1)."""
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_runner import BUILD, ROOT  # noqa: E402
+
+
+def rows():
+    """(row, source) of allocators/strategies.txt"""
+    out = []
+    with open(os.path.join(ROOT, "allocators", "strategies.txt")) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) >= 4 and not line.startswith("#"):
+                out.append((fields[0], fields[1]))
+    return out
+
+
+def measured_flags():
+    """the build's flags when they make a measured build, else None"""
+    try:
+        with open(os.path.join(BUILD, "flags.txt")) as f:
+            flags = f.read().split()
+    except OSError:
+        return None
+    if "-fsanitize" in " ".join(flags) or "-DAM_DEBUG=1" in flags:
+        return None
+    if not any(f in ("-O2", "-O3") for f in flags):
+        return None
+    return flags
+
+
+@unittest.skipUnless(shutil.which("nm") and shutil.which("objdump"), "needs nm and objdump (binutils)")
+class MeasuredBuild(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if "mingw" in BUILD:
+            raise unittest.SkipTest("Windows executables: not read here")
+        subprocess.run(["make", "--no-print-directory", "-j2", "cells"], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL)
+        if measured_flags() is None:
+            raise unittest.SkipTest(f"{BUILD} is not a measured build (-O0, sanitizers or DEBUG=1)")
+        cls.cells = []
+        for row, source in rows():
+            path = os.path.join(BUILD, "bin", "am-cell-" + row)
+            if os.path.exists(path):  # rows whose library is missing are not built
+                cls.cells.append((row, source, path))
+
+    def test_every_row_found(self):
+        names = [r for r, _, _ in self.cells]
+        for row in ("system", "ideal", "pool", "fast_pool", "monotonic", "tls_size_class",
+                    "mmap_arena", "concurrent_pool"):
+            self.assertIn(row, names)
+
+    def test_fast_path_inlined(self):
+        for row, source, path in self.cells:
+            with self.subTest(row=row):
+                symbols = subprocess.run(["nm", path], capture_output=True, text=True,
+                                         check=True).stdout.split("\n")
+                names = {line.split()[-1] for line in symbols if len(line.split()) == 3}
+                self.assertNotIn(source + "_alloc", names)
+                self.assertNotIn(source + "_free", names)
+                # and the workloads are there: the check would pass on an empty binary
+                self.assertIn("am_workload_list_create", names)
+
+    def test_no_asserts(self):
+        for row, _, path in self.cells:
+            with self.subTest(row=row):
+                code = subprocess.run(["objdump", "-d", path], capture_output=True, text=True,
+                                      check=True).stdout
+                calls = [line for line in code.split("\n") if "call" in line and "__assert_fail" in line]
+                self.assertEqual(calls, [], f"{row}: {len(calls)} calls to __assert_fail")
+                self.assertIn("<main>:", code)
+
+
+if __name__ == "__main__":
+    unittest.main()
