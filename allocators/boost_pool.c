@@ -69,7 +69,7 @@ static bp_block *block_new(bp_pool *p, size_t want, size_t least) {
     return b;
 }
 
-static void grow(bp_pool *p) {
+static void bp_grow(bp_pool *p) {
     if (p->next_size > SIZE_MAX / 4 / p->partition) return;
     if (!p->max_size) p->next_size <<= 1;
     else if (p->next_size < p->max_size)
@@ -141,7 +141,7 @@ static void *malloc_n(bp_pool *p, size_t n) {
 void *bp_malloc_need_resize(bp_pool *p) {
     bp_block *b = block_new(p, p->next_size, 1);
     if (!b) return NULL;
-    grow(p);
+    bp_grow(p);
     b->next = p->blocks;
     p->blocks = b;
     p->first = segregate(chunks_of(b), chunks_in(p, b), p->partition, p->first);
@@ -157,7 +157,7 @@ void *bp_ordered_malloc(bp_pool *p, size_t n) {
     if (p->next_size < n) p->next_size = n;
     size_t have = chunks_in(p, b);
     if (have > n) add_ordered(p, chunks_of(b) + n * p->partition, have - n);
-    grow(p);
+    bp_grow(p);
     /* Boost keeps an ordered pool's blocks sorted by address too */
     bp_block **at = &p->blocks;
     while (*at && ADDR(*at) < ADDR(b)) at = &(*at)->next;

@@ -66,7 +66,7 @@ static void set_growth(concurrent_pool_heap *h) {
 }
 
 /* under the lock: one more chunk; its first block is returned, the rest pushed */
-static void *grow(concurrent_pool_heap *h) {
+static void *cp_grow(concurrent_pool_heap *h) {
     if (h->cap_blocks == 0) set_growth(h);
     uint32_t max_chunks = ((uint32_t)1 << (32 - h->slot_bits)) - 1;
     if (h->chunks >= max_chunks) return NULL;
@@ -144,7 +144,7 @@ void *cp_alloc_slow(concurrent_pool_heap *h, size_t n) {
 #else
     void *p = cp_pop(h);
 #endif
-    if (!p) p = grow(h);
+    if (!p) p = cp_grow(h);
     am_mutex_unlock(h->lock);
     if (p) am_unpoison(p, n);
     return p;

@@ -82,9 +82,9 @@ typedef struct concurrent_pool_heap {
 
 concurrent_pool_heap *concurrent_pool_create(const am_options *o);
 void concurrent_pool_destroy(concurrent_pool_heap *h);
-void *cp_alloc_slow(concurrent_pool_heap *h, size_t n);
-void *cp_big_alloc(concurrent_pool_heap *h, size_t n, size_t align);
-void cp_big_free(concurrent_pool_heap *h, void *p);
+AM_NOINLINE void *cp_alloc_slow(concurrent_pool_heap *h, size_t n);
+AM_NOINLINE void *cp_big_alloc(concurrent_pool_heap *h, size_t n, size_t align);
+AM_NOINLINE void cp_big_free(concurrent_pool_heap *h, void *p);
 void *concurrent_pool_alloc_aligned(concurrent_pool_heap *h, size_t n, size_t align);
 void concurrent_pool_free_aligned(concurrent_pool_heap *h, void *p, size_t n, size_t align);
 void *concurrent_pool_realloc(concurrent_pool_heap *h, void *p, size_t old_n, size_t new_n);

@@ -47,8 +47,8 @@ typedef struct fast_pool_heap {
 
 fast_pool_heap *fast_pool_create(const am_options *o);
 void fast_pool_destroy(fast_pool_heap *h);
-void *fast_pool_alloc_big(fast_pool_heap *h, size_t n, size_t align);
-void fast_pool_free_big(fast_pool_heap *h, void *p);
+AM_NOINLINE void *fast_pool_alloc_big(fast_pool_heap *h, size_t n, size_t align);
+AM_NOINLINE void fast_pool_free_big(fast_pool_heap *h, void *p);
 void *fast_pool_alloc_aligned(fast_pool_heap *h, size_t n, size_t align);
 void fast_pool_free_aligned(fast_pool_heap *h, void *p, size_t n, size_t align);
 void *fast_pool_realloc(fast_pool_heap *h, void *p, size_t old_n, size_t new_n);

@@ -58,7 +58,7 @@ typedef struct mmap_arena_heap {
 
 mmap_arena_heap *mmap_arena_create(const am_options *o);
 void mmap_arena_destroy(mmap_arena_heap *h);
-void *mmap_arena_alloc_slow(mmap_arena_heap *h, size_t n, size_t align);
+AM_NOINLINE void *mmap_arena_alloc_slow(mmap_arena_heap *h, size_t n, size_t align);
 void *mmap_arena_alloc_aligned(mmap_arena_heap *h, size_t n, size_t align);
 void mmap_arena_free_aligned(mmap_arena_heap *h, void *p, size_t n, size_t align);
 void *mmap_arena_move(mmap_arena_heap *h, void *p, size_t old_n, size_t new_n);

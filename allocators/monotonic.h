@@ -54,7 +54,7 @@ typedef struct monotonic_heap {
 
 monotonic_heap *monotonic_create(const am_options *o);
 void monotonic_destroy(monotonic_heap *h);
-void *monotonic_alloc_slow(monotonic_heap *h, size_t n, size_t align);
+AM_NOINLINE void *monotonic_alloc_slow(monotonic_heap *h, size_t n, size_t align);
 void *monotonic_alloc_aligned(monotonic_heap *h, size_t n, size_t align);
 void monotonic_free_aligned(monotonic_heap *h, void *p, size_t n, size_t align);
 void *monotonic_move(monotonic_heap *h, void *p, size_t old_n, size_t new_n);

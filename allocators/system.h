@@ -22,8 +22,8 @@ typedef struct system_heap {
 
 system_heap *system_create(const am_options *o);
 void system_destroy(system_heap *h);
-void *system_alloc_limited(system_heap *h, size_t n);
-void system_free_limited(system_heap *h, void *p, size_t n);
+AM_NOINLINE void *system_alloc_limited(system_heap *h, size_t n);
+AM_NOINLINE void system_free_limited(system_heap *h, void *p, size_t n);
 void *system_alloc_aligned(system_heap *h, size_t n, size_t align);
 void system_free_aligned(system_heap *h, void *p, size_t n, size_t align);
 void *system_realloc(system_heap *h, void *p, size_t old_n, size_t new_n);

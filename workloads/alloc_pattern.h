@@ -58,7 +58,9 @@ AM_INLINE size_t ap_free_index(int order, size_t k, size_t start) {
     return k;
 }
 
-static uint64_t ap_run(am_heap *h, am_cell *c, int *status, int order) {
+/* forced inline: each workload gets a copy specialised for its order, also
+ * when the row is one translation unit and the four share this header */
+AM_FORCE_INLINE uint64_t ap_run(am_heap *h, am_cell *c, int *status, int order) {
     size_t size = c->size;
     uint64_t sum = 0;
     if (order == AP_PAIR) {

@@ -85,7 +85,7 @@ static void run_thread(void *arg) {
     t->sum = sum;
 }
 
-static uint64_t run(am_heap *h, am_cell *c, int *status) {
+static uint64_t contention_run(am_heap *h, am_cell *c, int *status) {
 #if !AM_FREE_REUSES
     /* each thread's 200,000 blocks would all be fresh memory, first-touch page
      * faults would be the measure, and the row is no candidate for a
@@ -124,7 +124,7 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     return sum;
 }
 
-static uint64_t reference(am_cell *c) {
+static uint64_t contention_reference(am_cell *c) {
     unsigned n = am_cell_threads(c);
     uint64_t k = iterations(c->size, c->param);
     uint64_t sum = 0;
@@ -132,13 +132,13 @@ static uint64_t reference(am_cell *c) {
     return sum;
 }
 
-static const size_t sizes[] = {200000, 0};
-static const size_t log_sizes[] = {20000, 200000, 0};
-static const double params[] = {0, 100, 500, 10000, -1}; /* 10 µs: the gap has closed; --param for others */
+static const size_t contention_sizes[] = {200000, 0};
+static const size_t contention_log_sizes[] = {20000, 200000, 0};
+static const double contention_params[] = {0, 100, 500, 10000, -1}; /* 10 µs: the gap has closed; --param for others */
 
-static unsigned reps(size_t size) { (void)size; return 1; }
-static double ops(size_t size) { return (double)size; }
-static double cell_ops(const am_cell *c) {
+static unsigned contention_reps(size_t size) { (void)size; return 1; }
+static double contention_ops(size_t size) { return (double)size; }
+static double contention_cell_ops(const am_cell *c) {
     return (double)am_cell_threads(c) * (double)iterations(c->size, c->param);
 }
 
@@ -146,6 +146,7 @@ const am_workload am_workload_contention = {
     "contention",
     "T threads: allocate 345 bytes, write, W ns of work (param), free; one shared heap if thread-safe, "
     "else one per thread (seed 002)",
-    sizes, log_sizes, reps, ops, run, reference, 1};
+    contention_sizes, contention_log_sizes, contention_reps,
+    contention_ops, contention_run, contention_reference, 1};
 
-const am_sweep am_sweep_contention = {"contention", params, 1, cell_ops};
+const am_sweep am_sweep_contention = {"contention", contention_params, 1, contention_cell_ops};

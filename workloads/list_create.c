@@ -8,7 +8,7 @@
 #define AM_LIST_T int
 #include "list.h"
 
-static uint64_t run(am_heap *h, am_cell *c, int *status) {
+static uint64_t list_create_run(am_heap *h, am_cell *c, int *status) {
     int base = (int)(c->seed & 0xffff);
     lc_list l;
     lc_list_init(&l, h);
@@ -27,15 +27,16 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     return sum;
 }
 
-static uint64_t reference(am_cell *c) {
+static uint64_t list_create_reference(am_cell *c) {
     uint64_t base = c->seed & 0xffff, n = c->size;
     return n ? n + base + base + n - 1 : 0;
 }
 
 /* no seed 004 count: 1,000 repetitions capped by size, as its list tests */
-static unsigned reps(size_t size) { return am_reps_capped(size, 50000); }
-static double ops(size_t size) { return (double)size; }
+static unsigned list_create_reps(size_t size) { return am_reps_capped(size, 50000); }
+static double list_create_ops(size_t size) { return (double)size; }
 
 const am_workload am_workload_list_create = {
     "list_create", "list<int> of len values built by push_back, then destroyed",
-    am_sizes_linear, am_sizes_log, reps, ops, run, reference, 0};
+    am_sizes_linear, am_sizes_log, list_create_reps,
+    list_create_ops, list_create_run, list_create_reference, 0};

@@ -11,7 +11,7 @@
 #define AM_MAP_V int
 #include "map.h"
 
-static uint64_t run(am_heap *h, am_cell *c, int *status) {
+static uint64_t map_erase_run(am_heap *h, am_cell *c, int *status) {
     uint64_t rng = c->seed;
     size_t len = c->size;
     me_map m;
@@ -42,7 +42,7 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
 /* The same on plain arrays: the distinct keys sorted, and a Fenwick tree of
  * "still there" flags over them, which finds the first remaining key at or
  * after a position in O(log n). */
-static uint64_t reference(am_cell *c) {
+static uint64_t map_erase_reference(am_cell *c) {
     uint64_t rng = c->seed;
     size_t len = c->size;
     int *keys = malloc((len ? len : 1) * sizeof *keys);
@@ -93,9 +93,10 @@ out:
 }
 
 /* no seed 004 count: 1,000 repetitions capped by size, as its map test */
-static unsigned reps(size_t size) { return am_reps_capped(size, 10000); }
-static double ops(size_t size) { return (double)(size + size / 2); }
+static unsigned map_erase_reps(size_t size) { return am_reps_capped(size, 10000); }
+static double map_erase_ops(size_t size) { return (double)(size + size / 2); }
 
 const am_workload am_workload_map_erase = {
     "map_erase", "map<int, int> of len random keys; len/2 times the lower_bound of a random key erased",
-    am_sizes_linear, am_sizes_log, reps, ops, run, reference, 0};
+    am_sizes_linear, am_sizes_log, map_erase_reps,
+    map_erase_ops, map_erase_run, map_erase_reference, 0};

@@ -256,7 +256,7 @@ static void chase(void *arg) {
     t->sum = total;
 }
 
-static uint64_t run(am_heap *h, am_cell *c, int *status) {
+static uint64_t mmap_pressure_run(am_heap *h, am_cell *c, int *status) {
     (void)h; /* the structure has its own heap, kept between repetitions */
     unsigned n = am_cell_threads(c);
     if (n > AM_MAX_THREADS || c->param > 100) { *status = AM_ERR_FAILED; return 0; }
@@ -300,7 +300,7 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     return sum;
 }
 
-static uint64_t reference(am_cell *c) {
+static uint64_t mmap_pressure_reference(am_cell *c) {
     unsigned n = am_cell_threads(c);
     size_t nodes = nodes_of(c->size), queries = queries_of(c->size);
     const uint32_t *next = shape_of(nodes);
@@ -324,13 +324,13 @@ static uint64_t reference(am_cell *c) {
 /* 8 MiB by default for make bench's budget (mmap_file at 50 % re-reads 4 MiB a
  * repetition); smaller ones are gone in a millisecond and measure the system
  * calls' noise. SIZES=log for 16 and 64 MiB. */
-static const size_t sizes[] = {8, 0};
-static const size_t log_sizes[] = {4, 16, 64, 0};
-static const double params[] = {0, 10, 20, 30, 50, -1};
+static const size_t mmap_pressure_sizes[] = {8, 0};
+static const size_t mmap_pressure_log_sizes[] = {4, 16, 64, 0};
+static const double mmap_pressure_params[] = {0, 10, 20, 30, 50, -1};
 
-static unsigned reps(size_t size) { (void)size; return 1; }
-static double ops(size_t size) { return (double)queries_of(size); }
-static double cell_ops(const am_cell *c) {
+static unsigned mmap_pressure_reps(size_t size) { (void)size; return 1; }
+static double mmap_pressure_ops(size_t size) { return (double)queries_of(size); }
+static double mmap_pressure_cell_ops(const am_cell *c) {
     return (double)am_cell_threads(c) * (double)queries_of(c->size);
 }
 
@@ -338,6 +338,7 @@ const am_workload am_workload_mmap_pressure = {
     "mmap_pressure",
     "a `size` MiB read-mostly structure of linked 64-byte nodes in the strategy's memory; each repetition "
     "evicts param % of its pages, then T threads chase 64-node paths from random nodes (seed 003)",
-    sizes, log_sizes, reps, ops, run, reference, 1};
+    mmap_pressure_sizes, mmap_pressure_log_sizes, mmap_pressure_reps,
+    mmap_pressure_ops, mmap_pressure_run, mmap_pressure_reference, 1};
 
-const am_sweep am_sweep_mmap_pressure = {"mmap_pressure", params, 0, cell_ops};
+const am_sweep am_sweep_mmap_pressure = {"mmap_pressure", mmap_pressure_params, 0, mmap_pressure_cell_ops};

@@ -232,7 +232,7 @@ static void report_latency(am_cell *c, uint64_t *lat, size_t n) {
     am_cell_metric(c, "latency_max_ns", (double)lat[n - 1]);
 }
 
-static uint64_t run(am_heap *h, am_cell *c, int *status) {
+static uint64_t query_heap_run(am_heap *h, am_cell *c, int *status) {
     unsigned n = am_cell_threads(c);
     *status = am_threads_check(c, n);
     if (*status != AM_OK) return 0;
@@ -315,7 +315,7 @@ static uint64_t ref_shortest(const am_graph *g, uint64_t *dist, ref_item *heap, 
     return UINT64_MAX;
 }
 
-static uint64_t reference(am_cell *c) {
+static uint64_t query_heap_reference(am_cell *c) {
     unsigned n = am_cell_threads(c);
     const am_graph *g = am_query_heap_graph(c->size);
     size_t queries = am_query_heap_queries(c->size);
@@ -340,12 +340,12 @@ static uint64_t reference(am_cell *c) {
 
 /* One default size, kept small for make bench's budget: Boost pool's ordered
  * free makes clearing a big heap quadratic (SIZES=log for the larger graphs). */
-static const size_t sizes[] = {2000, 0};
-static const size_t log_sizes[] = {1000, 3000, 10000, 30000, 100000, 0};
+static const size_t query_heap_sizes[] = {2000, 0};
+static const size_t query_heap_log_sizes[] = {1000, 3000, 10000, 30000, 100000, 0};
 
-static unsigned reps(size_t size) { (void)size; return 1; }
-static double ops(size_t size) { return (double)am_query_heap_queries(size); }
-static double cell_ops(const am_cell *c) {
+static unsigned query_heap_reps(size_t size) { (void)size; return 1; }
+static double query_heap_ops(size_t size) { return (double)am_query_heap_queries(size); }
+static double query_heap_cell_ops(const am_cell *c) {
     return (double)am_cell_threads(c) * (double)am_query_heap_queries(c->size);
 }
 
@@ -353,6 +353,7 @@ const am_workload am_workload_query_heap = {
     "query_heap",
     "T threads x Q random shortest-path queries on a road-like grid graph of `size` nodes, each a "
     "Dijkstra with OSRM's 4-ary QueryHeap on hash-map node storage; latency percentiles (seed 000)",
-    sizes, log_sizes, reps, ops, run, reference, 1};
+    query_heap_sizes, query_heap_log_sizes, query_heap_reps,
+    query_heap_ops, query_heap_run, query_heap_reference, 1};
 
-const am_sweep am_sweep_query_heap = {"query_heap", NULL, 1, cell_ops};
+const am_sweep am_sweep_query_heap = {"query_heap", NULL, 1, query_heap_cell_ops};

@@ -7,7 +7,7 @@
 #define AM_VEC_T int
 #include "vector.h"
 
-static uint64_t run(am_heap *h, am_cell *c, int *status) {
+static uint64_t thrash_pool_run(am_heap *h, am_cell *c, int *status) {
     uint64_t rng = c->seed;
     size_t n = (size_t)am_rand_below(&rng, c->size + 1);
     tp_vec v;
@@ -26,15 +26,16 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     return sum + n;
 }
 
-static uint64_t reference(am_cell *c) {
+static uint64_t thrash_pool_reference(am_cell *c) {
     uint64_t rng = c->seed;
     uint64_t n = am_rand_below(&rng, c->size + 1);
     return n * (n - (n ? 1 : 0)) / 2 + n;
 }
 
-static unsigned reps(size_t size) { (void)size; return 64; }
-static double ops(size_t size) { (void)size; return 1; }
+static unsigned thrash_pool_reps(size_t size) { (void)size; return 64; }
+static double thrash_pool_ops(size_t size) { (void)size; return 1; }
 
 const am_workload am_workload_thrash_pool = {
     "thrash_pool", "vector<int> resized to a random length in [0, len], then summed (seed 004)",
-    am_sizes_linear, am_sizes_log, reps, ops, run, reference, 0};
+    am_sizes_linear, am_sizes_log, thrash_pool_reps,
+    thrash_pool_ops, thrash_pool_run, thrash_pool_reference, 0};

@@ -14,7 +14,7 @@ typedef struct tpi_elem {
 
 AM_INLINE char tpi_char(size_t i, uint64_t seed) { return (char)((i + seed) & 0x7f); }
 
-static uint64_t run(am_heap *h, am_cell *c, int *status) {
+static uint64_t thrash_pool_iter_run(am_heap *h, am_cell *c, int *status) {
     tpi_vec v;
     tpi_vec_init(&v, h);
     if (tpi_vec_resize(&v, c->size)) { *status = AM_ERR_OOM; return 0; }
@@ -34,7 +34,7 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     return chars + (ints << 20);
 }
 
-static uint64_t reference(am_cell *c) {
+static uint64_t thrash_pool_iter_reference(am_cell *c) {
     uint64_t chars = 0, n = c->size;
     for (size_t i = 0; i < c->size; i++) chars += (uint64_t)(unsigned char)tpi_char(i, c->seed);
     return chars + ((n * (n - (n ? 1 : 0)) / 2) << 20);
@@ -42,9 +42,10 @@ static uint64_t reference(am_cell *c) {
 
 /* a start of about a millisecond a sample; the cell's calibration grows it
  * (seed 004 ran 50,000 repetitions at every length) */
-static unsigned reps(size_t size) { return (unsigned)(200000 / (size + 10)) + 1; }
-static double ops(size_t size) { return (double)size; } /* elements */
+static unsigned thrash_pool_iter_reps(size_t size) { return (unsigned)(200000 / (size + 10)) + 1; }
+static double thrash_pool_iter_ops(size_t size) { return (double)size; } /* elements */
 
 const am_workload am_workload_thrash_pool_iter = {
     "thrash_pool_iter", "vector<{int; char}>(len) value-initialised, filled, char fields summed (seed 004)",
-    am_sizes_linear, am_sizes_log, reps, ops, run, reference, 0};
+    am_sizes_linear, am_sizes_log, thrash_pool_iter_reps,
+    thrash_pool_iter_ops, thrash_pool_iter_run, thrash_pool_iter_reference, 0};

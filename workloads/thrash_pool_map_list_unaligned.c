@@ -24,7 +24,7 @@ typedef struct tpm_rec {
 #define AM_MAP_VALUE_DESTROY(vp) tpm_list_destroy(vp)
 #include "map.h"
 
-static uint64_t run(am_heap *h, am_cell *c, int *status) {
+static uint64_t thrash_pool_map_list_unaligned_run(am_heap *h, am_cell *c, int *status) {
     uint64_t rng = c->seed;
     size_t len = c->size;
     uint64_t keys = len / 10 + 1; /* the seed's rand() % (len/10), without the % 0 at len < 10 */
@@ -60,7 +60,7 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
 
 /* the same grouping by a counting sort on plain arrays: a bucket per key,
  * records in the order they were drawn */
-static uint64_t reference(am_cell *c) {
+static uint64_t thrash_pool_map_list_unaligned_reference(am_cell *c) {
     uint64_t rng = c->seed;
     size_t len = c->size;
     size_t keys = len / 10 + 1;
@@ -98,10 +98,13 @@ out:
 }
 
 /* seed 004 ran 1,000 repetitions; capped by size (see thrash_pool_sort_list_int.c) */
-static unsigned reps(size_t size) { return am_reps_capped(size, 20000); }
-static double ops(size_t size) { return (double)size; }
+static unsigned thrash_pool_map_list_unaligned_reps(size_t size) {
+    return am_reps_capped(size, 20000);
+}
+static double thrash_pool_map_list_unaligned_ops(size_t size) { return (double)size; }
 
 const am_workload am_workload_thrash_pool_map_list_unaligned = {
     "thrash_pool_map_list_unaligned",
     "map<int, list<{int; char}>>: len records appended to the lists of random keys in [0, len/10] (seed 004)",
-    am_sizes_linear, am_sizes_log, reps, ops, run, reference, 0};
+    am_sizes_linear, am_sizes_log, thrash_pool_map_list_unaligned_reps,
+    thrash_pool_map_list_unaligned_ops, thrash_pool_map_list_unaligned_run, thrash_pool_map_list_unaligned_reference, 0};

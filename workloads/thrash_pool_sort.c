@@ -10,7 +10,7 @@
 #define AM_VEC_LESS(a, b) ((a) < (b))
 #include "vector.h"
 
-static uint64_t run(am_heap *h, am_cell *c, int *status) {
+static uint64_t thrash_pool_sort_run(am_heap *h, am_cell *c, int *status) {
     uint64_t rng = c->seed;
     size_t len = c->size;
     size_t n0 = (size_t)am_rand_below(&rng, len + 1);
@@ -35,7 +35,7 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
 }
 
 /* the same values in a malloc'd array, sorted by the C library's qsort */
-static uint64_t reference(am_cell *c) {
+static uint64_t thrash_pool_sort_reference(am_cell *c) {
     uint64_t rng = c->seed;
     size_t len = c->size;
     size_t n0 = (size_t)am_rand_below(&rng, len + 1);
@@ -51,9 +51,10 @@ static uint64_t reference(am_cell *c) {
 }
 
 /* seed 004 ran 1,000 repetitions; this starts near a millisecond a sample */
-static unsigned reps(size_t size) { return (unsigned)(20000 / (size + 10)) + 1; }
-static double ops(size_t size) { return (double)size; } /* values pushed back and sorted */
+static unsigned thrash_pool_sort_reps(size_t size) { return (unsigned)(20000 / (size + 10)) + 1; }
+static double thrash_pool_sort_ops(size_t size) { return (double)size; } /* values pushed back and sorted */
 
 const am_workload am_workload_thrash_pool_sort = {
     "thrash_pool_sort", "vector<int> resized to a random length in [0, len], len random values pushed back, sorted (seed 004)",
-    am_sizes_linear_sort, am_sizes_log, reps, ops, run, reference, 0};
+    am_sizes_linear_sort, am_sizes_log, thrash_pool_sort_reps,
+    thrash_pool_sort_ops, thrash_pool_sort_run, thrash_pool_sort_reference, 0};

@@ -11,7 +11,7 @@
 #define AM_LIST_LESS(a, b) ((a) < (b))
 #include "list.h"
 
-static uint64_t run(am_heap *h, am_cell *c, int *status) {
+static uint64_t thrash_pool_sort_list_int_run(am_heap *h, am_cell *c, int *status) {
     uint64_t rng = c->seed;
     tpsl_list l;
     tpsl_list_init(&l, h);
@@ -33,7 +33,7 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
 }
 
 /* the same values in a malloc'd array, sorted by the C library's qsort */
-static uint64_t reference(am_cell *c) {
+static uint64_t thrash_pool_sort_list_int_reference(am_cell *c) {
     uint64_t rng = c->seed;
     size_t n = c->size;
     int *a = malloc((n ? n : 1) * sizeof *a);
@@ -48,9 +48,10 @@ static uint64_t reference(am_cell *c) {
 
 /* seed 004 ran 100-1,000 repetitions; capped by size so that the first
  * calibration sample stays near a millisecond up to the log sweep's 10^6 */
-static unsigned reps(size_t size) { return am_reps_capped(size, 20000); }
-static double ops(size_t size) { return (double)size; }
+static unsigned thrash_pool_sort_list_int_reps(size_t size) { return am_reps_capped(size, 20000); }
+static double thrash_pool_sort_list_int_ops(size_t size) { return (double)size; }
 
 const am_workload am_workload_thrash_pool_sort_list_int = {
     "thrash_pool_sort_list_int", "list<int> of len random values, list merge sort (relinks nodes) (seed 004)",
-    am_sizes_linear, am_sizes_log, reps, ops, run, reference, 0};
+    am_sizes_linear, am_sizes_log, thrash_pool_sort_list_int_reps,
+    thrash_pool_sort_list_int_ops, thrash_pool_sort_list_int_run, thrash_pool_sort_list_int_reference, 0};

@@ -11,7 +11,7 @@ AM_INLINE int vd_value(size_t i, uint64_t seed) {
     return (int)(((uint32_t)i * 2654435761u ^ (uint32_t)seed) & 0x7fffffff);
 }
 
-static uint64_t run(am_heap *h, am_cell *c, int *status) {
+static uint64_t vector_dupe_run(am_heap *h, am_cell *c, int *status) {
     vd_vec v, copy;
     vd_vec_init(&v, h);
     for (size_t i = 0; i < c->size; i++) {
@@ -36,15 +36,16 @@ static uint64_t run(am_heap *h, am_cell *c, int *status) {
     return sum;
 }
 
-static uint64_t reference(am_cell *c) {
+static uint64_t vector_dupe_reference(am_cell *c) {
     uint64_t sum = 0;
     for (size_t i = 0; i < c->size; i++) sum += (uint64_t)vd_value(i, c->seed) * (i + 1);
     return sum;
 }
 
-static unsigned reps(size_t size) { return (unsigned)(200000 / (size + 10)) + 1; }
-static double ops(size_t size) { return (double)size; } /* elements built, copied and summed */
+static unsigned vector_dupe_reps(size_t size) { return (unsigned)(200000 / (size + 10)) + 1; }
+static double vector_dupe_ops(size_t size) { return (double)size; } /* elements built, copied and summed */
 
 const am_workload am_workload_vector_dupe = {
     "vector_dupe", "vector<int> of len values built by push_back, deep-copied, the copy summed",
-    am_sizes_linear, am_sizes_log, reps, ops, run, reference, 0};
+    am_sizes_linear, am_sizes_log, vector_dupe_reps,
+    vector_dupe_ops, vector_dupe_run, vector_dupe_reference, 0};
