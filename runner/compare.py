@@ -23,7 +23,8 @@ CSV_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "run
             "median_ns_per_op", "reference", "ratio", "ci_low", "ci_high", "significant"]
 LEGEND = ("median time per operation in each run; X/A = run X / run A (above 1: slower than in A) "
           "with its 95% bootstrap interval; " + tables.NOT_SIGNIFICANT +
-          " = not significant (the interval contains 1); - = not in that run")
+          " = not significant (the interval contains 1); n/a = the workload does not apply to the "
+          "strategy; - = not in that run")
 SEED = 20240601  # fixed: the same runs compared twice give the same intervals
 
 
@@ -102,7 +103,8 @@ def compare(runs):
             row = r.summary.get(k)
             med = rundir.median_of(row) if row else None
             status = "missing" if row is None else row.get("status") or "?"
-            line.append("-" if row is None else "failed" if med is None else tables.format_time(med))
+            line.append("-" if row is None else tables.format_time(med) if med is not None
+                        else "n/a" if status == "skipped" else "failed")
             ratio = lo = hi = sig = None
             if i > 0:
                 xs = r.samples.get(k)

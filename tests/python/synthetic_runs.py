@@ -12,14 +12,16 @@ import stats  # noqa: E402
 
 
 def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2"):
-    """cells: {(compiler, strategy, workload, size): [ns per op samples] or None (failed)}.
+    """cells: {(compiler, strategy, workload, size): [ns per op samples], None (failed)
+    or "skipped" (the workload does not apply)}.
     compilers: their order, as meta.json names them."""
     os.makedirs(path, exist_ok=True)
     summary, samples = [], []
     for (cc, strategy, workload, size), xs in cells.items():
         key = [cc, strategy, workload, size, 1, "0"]
-        if xs is None:
-            summary.append(key + ["failed", "crashed (SIGSEGV)"] + [""] * (len(allocmark.SUMMARY_COLS) - 8))
+        if xs is None or xs == "skipped":
+            status = ["failed", "crashed (SIGSEGV)"] if xs is None else ["skipped", "does not apply"]
+            summary.append(key + status + [""] * (len(allocmark.SUMMARY_COLS) - 8))
             continue
         row = {c: "" for c in allocmark.SUMMARY_COLS}
         row.update(zip(["compiler", "strategy", "workload", "size", "threads", "param"], key))

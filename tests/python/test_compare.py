@@ -18,12 +18,14 @@ RUN_A = {
     ("gcc", "system", "thrash_pool", 1810): syn.spread(1000.0, step=0.1),
     ("gcc", "ideal", "thrash_pool", 10): syn.spread(40.0),
     ("gcc", "only-in-a", "thrash_pool", 10): syn.spread(70.0),
+    ("gcc", "monotonic", "contention", 10): "skipped",
 }
 RUN_B = {
     ("gcc", "system", "thrash_pool", 10): syn.spread(150.0),           # 1.5x slower
     ("gcc", "system", "thrash_pool", 1810): syn.spread(990.0, step=0.1),  # the same, within noise
     ("gcc", "ideal", "thrash_pool", 10): None,                        # failed in B
     ("clang", "system", "thrash_pool", 10): syn.spread(90.0),         # compiler only in B
+    ("gcc", "monotonic", "contention", 10): "skipped",                # does not apply, in both
 }
 
 
@@ -59,8 +61,8 @@ class TwoRuns(unittest.TestCase):
         self.assertEqual(self.header[:9], ["compiler", "strategy", "workload", "size", "threads", "param",
                                            "run", "label", "status"])
         cells = {(r["compiler"], r["strategy"], r["size"]) for r in self.rows}
-        self.assertEqual(len(cells), 5)  # the union of both runs' cells
-        self.assertEqual(len(self.rows), 10)
+        self.assertEqual(len(cells), 6)  # the union of both runs' cells
+        self.assertEqual(len(self.rows), 12)
 
     def test_matched_cells_get_a_ratio_to_the_first_run(self):
         r = self.by[("gcc", "system", "10", "B")]
@@ -86,6 +88,13 @@ class TwoRuns(unittest.TestCase):
         missing = self.by[("gcc", "only-in-a", "10", "B")]
         self.assertEqual((missing["status"], missing["median_ns_per_op"], missing["ratio"]), ("missing", "", ""))
         self.assertEqual(self.by[("clang", "system", "10", "A")]["status"], "missing")
+
+    def test_skipped_cells_read_n_a_not_failed(self):
+        table = self.text[self.text.index("== gcc: contention =="):]
+        table = table[:table.index("\n\n")]
+        self.assertRegex(table, r"monotonic\s+10\s+n/a\s+n/a\s+-")
+        self.assertNotIn("failed", table)
+        self.assertEqual(self.by[("gcc", "monotonic", "10", "B")]["status"], "skipped")
 
     def test_mismatches_are_listed_at_the_end(self):
         tail = self.text[self.text.index("Cells not in every run (2):"):]
