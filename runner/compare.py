@@ -170,7 +170,36 @@ def agreement(rows, ids):
     return out
 
 
-def agreement_block(rows, ids, markdown):
+def ratio_agreement(runs, ids, baseline):
+    """{run id: (cells whose ratio to the baseline is within WITHIN of A's, cells
+    with such a ratio in both, {"one thread" or "several threads": (within, n)})}:
+    whether two runs tell the same story, whatever the level of the machine."""
+    def ratios(run):
+        med = {k: rundir.median_of(row) for k, row in run.summary.items()}
+        out = {}
+        for k, m in med.items():
+            base = med.get((k[0], baseline) + tuple(k[2:]))
+            if k[1] != baseline and m is not None and base:
+                out[k] = m / base
+        return out
+    ref = ratios(runs[0])
+    out = {}
+    for i, run in enumerate(runs[1:], 1):
+        within, n, kind = 0, 0, {}
+        for k, r in ratios(run).items():
+            if k not in ref:
+                continue
+            ok = abs(r / ref[k] - 1) <= WITHIN
+            label = "one thread" if str(k[4]) in ("", "1") else "several threads"
+            t = kind.get(label, (0, 0))
+            kind[label] = (t[0] + ok, t[1] + 1)
+            within, n = within + ok, n + 1
+        if n:
+            out[ids[i]] = (within, n, kind)
+    return out
+
+
+def agreement_block(rows, ids, markdown, runs=None):
     lines = []
     for run, (within, n, per, kind) in agreement(rows, ids).items():
         worst = sorted(per.items(), key=lambda kv: kv[1][0] / kv[1][1])[:3]
@@ -178,6 +207,12 @@ def agreement_block(rows, ids, markdown):
         lines.append(f"{run}: {within} of {n} cells ({100.0 * within / n:.0f}%) have a median within "
                      f"{WITHIN:.0%} of A's ({split}); fewest: " +
                      ", ".join(f"{w} {a}/{b}" for w, (a, b) in worst))
+    baseline = runs and runs[0].meta.get("baseline")
+    if baseline:
+        for run, (within, n, kind) in ratio_agreement(runs, ids, baseline).items():
+            split = "; ".join(f"{k} {a} of {b}" for k, (a, b) in sorted(kind.items()))
+            lines.append(f"{run}: {within} of {n} ratios to {baseline} ({100.0 * within / n:.0f}%) are within "
+                         f"{WITHIN:.0%} of A's ({split})")
     if not lines:
         return ""
     head = "Agreement with A"
@@ -217,9 +252,9 @@ def main(argv=None):
     rows, tbls, mismatches = compare(runs)
     ids = letters(len(runs))
     text = (f"Runs compared (ratios to A):\n{runs_block(runs, False)}\n\n" + tables.render_text(tbls) +
-            agreement_block(rows, ids, False) + mismatch_block(mismatches, False))
+            agreement_block(rows, ids, False, runs) + mismatch_block(mismatches, False))
     md = (f"# allocmark: {len(runs)} runs compared\n\nRatios are to A.\n\n{runs_block(runs, True)}\n\n" +
-          tables.render_markdown(tbls) + agreement_block(rows, ids, True) + mismatch_block(mismatches, True))
+          tables.render_markdown(tbls) + agreement_block(rows, ids, True, runs) + mismatch_block(mismatches, True))
     rundir.write_atomic(os.path.join(out_dir, "compare.csv"), rundir.csv_text(CSV_COLS, rows))
     rundir.write_atomic(os.path.join(out_dir, "compare.txt"), text)
     rundir.write_atomic(os.path.join(out_dir, "compare.md"), md)

@@ -11,7 +11,7 @@ import allocmark  # noqa: E402
 import stats  # noqa: E402
 
 
-def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2"):
+def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2", baseline=None):
     """cells: {(compiler, strategy, workload, size): [ns per op samples], None (failed)
     or "skipped" (the workload does not apply)}.
     compilers: their order, as meta.json names them."""
@@ -45,6 +45,8 @@ def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2"
     meta = {"run_id": run_id or os.path.basename(path), "host": host, "seed": seed,
             "strategies": strategies, "workloads": sorted({k[2] for k in cells}),
             "compilers": [{"name": c, "command": c, "version": f"{c} 1.0", "opt": opt} for c in compilers]}
+    if baseline:
+        meta["baseline"] = baseline
     with open(os.path.join(path, "meta.json"), "w") as f:
         json.dump(meta, f)
     return path

@@ -136,6 +136,24 @@ class AgreementSplit(unittest.TestCase):
         self.assertEqual(kind, {"one thread": (1, 2), "several threads": (1, 3)})
 
 
+class RatioAgreement(unittest.TestCase):
+    """A run on a machine that is slower all over disagrees on every median and
+    agrees on every ratio; a ratio that moved is counted out."""
+
+    def test_ratios_to_the_baseline_are_compared_apart_from_the_medians(self):
+        a = {("gcc", s, "thrash_pool", 10): syn.spread(v) for s, v in
+             (("monotonic", 100.0), ("system", 150.0), ("fast_pool", 90.0), ("pool", 400.0))}
+        b = {k: syn.spread(v[4] * 1.5) for k, v in a.items()}  # everything 1.5x slower
+        b[("gcc", "pool", "thrash_pool", 10)] = syn.spread(400.0 * 1.5 * 1.2)  # and pool 1.2x more
+        with tempfile.TemporaryDirectory() as tmp:
+            ra = syn.write_run(os.path.join(tmp, "a"), a, ["gcc"], baseline="monotonic")
+            rb = syn.write_run(os.path.join(tmp, "b"), b, ["gcc"], baseline="monotonic")
+            p = compare([ra, rb, "--out", os.path.join(tmp, "cmp")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("B: 0 of 4 cells (0%) have a median within 5% of A's", p.stdout)
+        self.assertIn("B: 2 of 3 ratios to monotonic (67%) are within 5% of A's (one thread 2 of 3)", p.stdout)
+
+
 class BadInput(unittest.TestCase):
     def test_folder_without_summary_is_named(self):
         with tempfile.TemporaryDirectory() as tmp:
