@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """allocmark.py: runs the benchmark matrix (compiler x strategy x workload x size),
-one fresh am-cell process per cell, in a shuffled order, and writes the run's
+one fresh am-cell process per cell and round, in a shuffled order of blocks
+(the cells of one table row), and writes the run's
 CSV files, meta.json and tables to results/<run-id>/. It measures nothing
 itself: timing, calibration and checksums happen in runner/cell_main.c.
 Python 3 standard library only."""
@@ -175,7 +176,8 @@ def make_parser():
     ap = argparse.ArgumentParser(
         prog="allocmark.py",
         description="Run the allocmark benchmark matrix: every (compiler, strategy, workload, size) "
-                    "cell in fresh processes (one a round), in a shuffled order; write CSV files, meta.json and "
+                    "cell in fresh processes (one a round), in a shuffled order of blocks (the cells of one "
+                    "table row run one after the other); write CSV files, meta.json and "
                     "tables to the run folder.",
         epilog="Exit status: 0 done (some cells may have failed: see summary.csv), 2 bad input, "
                "3 every cell failed, 130 interrupted (finished cells are kept).")
@@ -401,7 +403,7 @@ def measure(cell, args, cfg, scratch, rnd=0):
         cmd += ["--reps", str(cell.result["reps"])]
     env = cell_env(cfg.get("tmpdir"))
     pinner = cfg.get("pinner")
-    pinning.place(pinner and pinner.refresh(), cell.threaded and cell.threads > 1)
+    pinning.place(pinner and pinner.cpu, cell.threaded and cell.threads > 1)
     out, why = run_process(cmd, args.timeout, scratch, env)
     if rnd:
         add_round(cell, out, why, rnd, cfg["seed"], last)
@@ -948,7 +950,7 @@ def plan(args):
                     for t in choose_threads(w, args.threads, threads, quick):
                         for prm in choose_params(w, args.param, quick):
                             cells.append(Cell(c, s, n, size, t, prm, bool(w["threaded"])))
-    random.Random(seed).shuffle(cells)
+    cells = blocked_shuffle(cells, random.Random(seed))
 
     run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     out_dir = args.out or os.path.join(ROOT, "results", run_id)
@@ -1123,13 +1125,35 @@ def write_stats_tables(args, cfg):
             print(f"note: counting table of {strategy} {name} {size} not written: {e.strerror or e}")
 
 
+def block_of(cell):
+    """The cells one table row compares: every strategy and compiler at one
+    workload, size, thread count and param."""
+    return (cell.workload, cell.size, cell.threads, cell.param)
+
+
+def blocked_shuffle(cells, rng):
+    """The cells in a random order of blocks, each block in a random order of
+    its own. A block's cells run one after the other, within seconds, so they
+    share the machine's state of the moment (a vCPU's slow spells last tens of
+    seconds), and the ratios between them do not depend on which cell met
+    which state. The random order inside a block keeps drift from favouring
+    a strategy."""
+    blocks = {}
+    for c in cells:
+        blocks.setdefault(block_of(c), []).append(c)
+    order = list(blocks.values())
+    rng.shuffle(order)
+    for b in order:
+        rng.shuffle(b)
+    return [c for b in order for c in b]
+
+
 def visits(cells, rounds, seed):
-    """(round, cell) in the order measured: round 0 in the cells' shuffled
-    order, each later round in a new order of its own, from the run's seed."""
+    """(round, cell) in the order measured: round 0 in the plan's order (a
+    blocked shuffle), each later round in a new blocked shuffle of its own,
+    from the run's seed."""
     for rnd in range(rounds):
-        order = list(cells)
-        if rnd:
-            random.Random(f"{seed} round {rnd}").shuffle(order)
+        order = cells if rnd == 0 else blocked_shuffle(cells, random.Random(f"{seed} round {rnd}"))
         for c in order:
             yield rnd, c
 
@@ -1170,10 +1194,14 @@ def run(args):
     try:
         os.makedirs(cfg["tmpdir"], exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="allocmark-") as scratch:
+            block = None
             for i, (rnd, c) in enumerate(visits(cells, cfg["rounds"], cfg["seed"])):
                 if rnd and c.status != "ok":
                     progress.skip()
                     continue
+                if block_of(c) != block:  # the probe moves cells to another CPU between blocks only
+                    block = block_of(c)
+                    cfg["pinner"].refresh()
                 progress.before(i, c, rnd)
                 t0 = time.monotonic()
                 measure(c, args, cfg, scratch, rnd)

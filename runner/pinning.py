@@ -68,7 +68,7 @@ def probe_once(cmd, cpu):
 
 
 class Pinner:
-    """The CPU of the single-threaded cells, probed again every `every` seconds:
+    """The CPU of the single-threaded cells, probed again (refresh) when `every` seconds old:
     the slow vCPU and the fast one were seen to swap within a minute."""
 
     def __init__(self, exe, request="auto", every=REPROBE_S):
@@ -94,7 +94,7 @@ class Pinner:
             self.auto = True
             self.cpu = self.cpus[-1]
             self.note = {"why": "the fastest CPU in a short probe (alloc_pair 256), "
-                                f"probed again every {every:g} s"}
+                                f"probed again before a block of cells when {every:g} s old"}
             self.probe(rounds=2, reps=20)
 
     def probe(self, rounds=1, reps=8):

@@ -7,6 +7,7 @@ import csv
 import errno
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -181,16 +182,45 @@ class Rounds(unittest.TestCase):
         self.assertEqual([allocmark.samples_in_round(7, 3, r) for r in range(3)], [3, 2, 2])
         self.assertEqual([allocmark.samples_in_round(5, 1, 0)], [5])
 
+    @staticmethod
+    def block_cells():
+        """two compilers x 4 strategies x 5 blocks (workload, size): 40 cells"""
+        return [allocmark.Cell(cc, s, w, size, 1, 0, False) for cc in ("gcc", "clang")
+                for s in ("system", "ideal", "pool", "fast_pool")
+                for w, size in (("thrash_pool", 10), ("thrash_pool", 1810), ("list_create", 10),
+                                ("map_erase", 10), ("map_erase", 210))]
+
     def test_each_round_visits_every_cell_once_in_a_new_order(self):
-        cells = list(range(40))
+        cells = allocmark.blocked_shuffle(self.block_cells(), random.Random(5))
         seen = list(allocmark.visits(cells, 3, 11))
         self.assertEqual([r for r, _ in seen], [0] * 40 + [1] * 40 + [2] * 40)
         rounds = [[c for r, c in seen if r == k] for k in range(3)]
         for order in rounds:
-            self.assertEqual(sorted(order), cells)
+            self.assertEqual(sorted(map(id, order)), sorted(map(id, cells)))
         self.assertEqual(rounds[0], cells)  # round 1 keeps the plan's shuffled order
         self.assertNotEqual(rounds[1], rounds[2])
         self.assertEqual(seen, list(allocmark.visits(cells, 3, 11)))  # the seed decides
+
+    def test_a_block_runs_without_a_break_in_a_new_order_each_round(self):
+        cells = allocmark.blocked_shuffle(self.block_cells(), random.Random(5))
+        seen = list(allocmark.visits(cells, 3, 11))
+        block_orders, inner = [], {}
+        for k in range(3):
+            order = [c for r, c in seen if r == k]
+            blocks = [allocmark.block_of(c) for c in order]
+            # each block's 8 cells (2 compilers x 4 strategies) are contiguous
+            runs = [b for i, b in enumerate(blocks) if i == 0 or blocks[i - 1] != b]
+            self.assertEqual(len(runs), 5)
+            self.assertEqual(len(set(runs)), 5)
+            block_orders.append(runs)
+            for b in runs:
+                inner.setdefault(b, []).append([(c.compiler, c.strategy) for c in order
+                                                if allocmark.block_of(c) == b])
+        self.assertGreater(len({tuple(o) for o in block_orders}), 1)  # blocks are shuffled
+        # inside a block the order changes too (a strategy is not always first)
+        self.assertTrue(any(len({tuple(o) for o in orders}) > 1 for orders in inner.values()))
+        firsts = {orders[k][0] for orders in inner.values() for k in range(3)}
+        self.assertGreater(len(firsts), 1)
 
     def test_progress_names_the_cell_of_the_matrix_and_the_round(self):
         p = allocmark.Progress(40, 3, False)
