@@ -24,6 +24,8 @@ typedef struct cell_args {
     size_t limit;
     uint64_t mem_limit; /* 0: none */
     unsigned reps; /* 0: calibrate */
+    int has_expect; /* expect: the reference checksum of a sample at reps, known from an earlier run */
+    uint64_t expect;
     int stats_only;
     int counting_table;
 } cell_args;
@@ -41,6 +43,9 @@ static void usage(FILE *out) {
             "  --mem-limit BYTES  cap the process's address space (RLIMIT_AS): a size that\n"
             "                 does not fit fails as out of memory (not on Windows)\n"
             "  --reps N       repetitions per sample instead of calibrating\n"
+            "  --expect SUM   with --reps: a sample's reference checksum, as an earlier\n"
+            "                 run at the same seed and --reps printed it (\"expect\"), so\n"
+            "                 the reference is not computed again\n"
             "  --stats-only   one repetition, print the allocator statistics\n"
             "  --stats        (-stats build) two repetitions through the counting wrapper:\n"
             "                 bytes and calls per owner, as tables, after each\n"
@@ -163,12 +168,17 @@ static int parse_args(int argc, char **argv, cell_args *a) {
         else if (!strcmp(f, "--limit")) { if (!parse_u64(f, v, &u)) return 0; a->limit = (size_t)u; }
         else if (!strcmp(f, "--mem-limit")) { if (!parse_count(f, v, &u)) return 0; a->mem_limit = u; }
         else if (!strcmp(f, "--reps")) { if (!parse_count(f, v, &u)) return 0; a->reps = (unsigned)u; }
+        else if (!strcmp(f, "--expect")) { if (!parse_u64(f, v, &a->expect)) return 0; a->has_expect = 1; }
         else if (!strcmp(f, "--min-ms")) { if (!parse_double(f, v, &a->min_ms)) return 0; }
         else if (!strcmp(f, "--param")) { if (!parse_double(f, v, &a->param)) return 0; }
         else { fprintf(stderr, "am-cell: unknown option %s (try --help)\n", f); return 0; }
     }
     if (!a->workload || !a->size) {
         fprintf(stderr, "am-cell: --workload and --size are required (try --help)\n");
+        return 0;
+    }
+    if (a->has_expect && !a->reps) {
+        fprintf(stderr, "am-cell: --expect needs --reps (it is the checksum of that many repetitions)\n");
         return 0;
     }
     return 1;
@@ -330,13 +340,18 @@ static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell
         reps = am_reps_grow(reps, ns, min_ns);
     }
     /* the last calibration run was at the final count: its checksum is the
-     * reference check, and it was the last warm-up */
-    uint64_t expect = 0;
-    for (unsigned r = 0; r < reps; r++) {
-        c->seed = a->seed + r;
-        expect += w->reference(c);
+     * reference check, and it was the last warm-up. The runner's later rounds
+     * pass the first round's reference (--expect): computing it costs up to a
+     * third of a process. */
+    uint64_t reference = a->expect;
+    if (!a->has_expect) {
+        reference = 0;
+        for (unsigned r = 0; r < reps; r++) {
+            c->seed = a->seed + r;
+            reference += w->reference(c);
+        }
     }
-    expect += (uint64_t)bad_sum;
+    uint64_t expect = reference + (uint64_t)bad_sum;
     if (sum != expect) { print_failure(a, "checksum mismatch"); return 4; }
 
     uint64_t *samples = calloc(a->samples, sizeof *samples);
@@ -366,9 +381,9 @@ static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell
     am_stats st;
     am_get_stats(h, &st);
     printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\","
-           "\"reps\":%u,\"ops_per_rep\":%.6g,\"threads\":%u,\"param\":%g,\"timer_resolution_ns\":%g,"
+           "\"reps\":%u,\"expect\":%" PRIu64 ",\"ops_per_rep\":%.6g,\"threads\":%u,\"param\":%g,\"timer_resolution_ns\":%g,"
            "\"peak_rss\":%zu,\"reserved_peak\":%zu,\"samples_ns\":[",
-           AM_ROW_NAME, a->workload, a->size, reps, ops_of(w, c), a->threads, a->param,
+           AM_ROW_NAME, a->workload, a->size, reps, reference, ops_of(w, c), a->threads, a->param,
            am_timer_resolution_ns(), am_peak_rss_bytes(), st.reserved_peak);
     for (unsigned s = 0; s < a->samples; s++) printf("%s%" PRIu64, s ? "," : "", samples[s]);
     printf("]");

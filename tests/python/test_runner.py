@@ -270,6 +270,49 @@ class Rounds(unittest.TestCase):
         self.assertIn("reps 5", c.reason)
 
 
+class Expect(unittest.TestCase):
+    """Later rounds pass round 1's reference checksum (--expect) so the cell does
+    not compute it again; the check stays: a wrong value fails the cell."""
+
+    def test_the_cell_checks_against_the_given_reference(self):
+        ensure_cells()
+        exe = allocmark.cell_exe(os.path.join(BUILD, "bin"), "system")
+        cmd = [exe, "--workload", "thrash_pool", "--size", "210", "--seed", "7", "--samples", "1", "--reps", "3"]
+        first = json.loads(subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout)
+        self.assertEqual(first["status"], "ok")
+        ok = subprocess.run(cmd + ["--expect", str(first["expect"])], capture_output=True, text=True, timeout=60)
+        self.assertEqual((ok.returncode, json.loads(ok.stdout)["expect"]), (0, first["expect"]))
+        wrong = subprocess.run(cmd + ["--expect", str(first["expect"] + 1)], capture_output=True, text=True,
+                               timeout=60)
+        self.assertEqual(wrong.returncode, 4)
+        self.assertEqual(json.loads(wrong.stdout)["reason"], "checksum mismatch")
+        bad = subprocess.run(cmd + ["--expect", "abc"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("'abc'", bad.stderr)
+        no_reps = [a for a in cmd if a not in ("--reps", "3")] + ["--expect", "1"]
+        p = subprocess.run(no_reps, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--expect needs --reps", p.stderr)
+
+    def test_a_later_round_passes_round_one_s_reps_and_reference(self):
+        c = allocmark.Cell("gcc", "system", "thrash_pool", 10, 1, 0, False)
+        c.status = "ok"
+        c.result = {"reps": 4, "expect": 2 ** 63 + 5, "ops_per_rep": 1, "samples_ns": [8], "sample_rounds": [0]}
+        c.summary = allocmark.summarize(c, 1)
+        args = allocmark.make_parser().parse_args(["--compilers", "gcc"])
+        cfg = {"seed": 1, "samples": 3, "rounds": 3, "min_ms": 1.0}
+        seen = []
+
+        def fake_run(cmd, timeout, scratch, env):
+            seen.append(cmd)
+            return {"status": "ok", "reps": 4, "samples_ns": [9]}, None
+        with mock.patch.object(allocmark, "run_process", fake_run):
+            allocmark.measure(c, args, cfg, tempfile.gettempdir(), rnd=1)
+        self.assertEqual(seen[0][seen[0].index("--reps") + 1], "4")
+        self.assertEqual(seen[0][seen[0].index("--expect") + 1], str(2 ** 63 + 5))
+        self.assertEqual(c.result["samples_ns"], [8, 9])
+
+
 class BadInput(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
