@@ -72,18 +72,24 @@ AM_FORCE_INLINE void am_bump_free(am_bump *b, void *p, size_t n) {
 }
 
 /* Resize where the block is: the last block grows or shrinks while it fits in
- * the chunk, any block shrinks. NULL when the block has to move. */
+ * the chunk, any block shrinks. NULL when the block has to move. Only the last
+ * block moves cur, so only it goes through the poison-ahead bookkeeping: any
+ * other block may lie in an earlier chunk, and poisoning "up to the block"
+ * from this chunk's mark would cover whatever lies between (mappings can be
+ * adjacent, the current one just below). */
 AM_FORCE_INLINE void *am_bump_resize(am_bump *b, void *p, size_t old_n, size_t new_n) {
     size_t need = AM_ALIGN_UP(new_n, AM_MIN_ALIGN);
     if (new_n > SIZE_MAX - AM_MIN_ALIGN) return NULL;
-    if (am_bump_is_last(b, p, old_n)) {
+    int last = am_bump_is_last(b, p, old_n);
+    if (last) {
         if (need > (size_t)(b->end - (char *)p)) return NULL;
         b->cur = (char *)p + need;
     } else if (need > AM_ALIGN_UP(old_n, AM_MIN_ALIGN)) {
         return NULL;
     }
     am_poison(p, AM_ALIGN_UP(old_n, AM_MIN_ALIGN));
-    AM_BUMP_HANDOUT(b, p, new_n);
+    if (last) AM_BUMP_HANDOUT(b, p, new_n);
+    else am_unpoison(p, new_n);
     return p;
 }
 

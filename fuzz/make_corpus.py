@@ -2,7 +2,9 @@
 """Writes the fuzzer's seed corpus, fuzz/corpus/*: a few short operation
 sequences in fuzz_allocator.c's encoding (first byte of each operation % 10:
 0-2 alloc, 3 aligned alloc, 4 array alloc, 5 realloc, 6-8 free, 9 reset).
-Run once; the files are committed. Not a fuzzer itself."""
+Run once; the files are committed. Not a fuzzer itself. fuzz/corpus/regress-*
+are not written here: they are inputs the fuzzer once failed on, kept so that
+every later run tries them first."""
 import os
 import random
 

@@ -321,8 +321,37 @@ static void test_aligned_and_huge(void) {
     am_destroy(h);
 }
 
+/* bump.h under ASan: resizing in place a block that is not in the current
+ * chunk leaves every other block addressable. Two adjacent chunks, the current
+ * one just below the other and nearly full: the resize used to poison from the
+ * current chunk's mark up to the block, over the blocks in between (the
+ * fuzzer found it in mmap_file, whose mappings can be adjacent). */
+static void test_bump_resize_outside_the_current_chunk(void) {
+    if (!AM_ASAN) CHECK_SKIP("only ASan builds poison");
+    char *mem = malloc(8192);
+    CHECK(mem != NULL);
+    if (!mem) return;
+    am_bump upper = {mem + 4096, mem + 8192, mem + 4096};
+    char *a = am_bump_alloc(&upper, 16);
+    char *p = am_bump_alloc(&upper, 100);
+    CHECK(a != NULL && p == a + 16);
+    memset(a, 1, 16);
+    memset(p, 2, 100);
+    am_bump lower = {mem, mem + 4096, mem};
+    CHECK(am_bump_alloc(&lower, 4096 - 32) != NULL); /* its mark is at its end, 32 bytes ahead */
+    CHECK(am_bump_resize(&lower, p, 100, 100) == p);
+    CHECK(!am_is_poisoned(a) && !am_is_poisoned(a + 15));
+    CHECK(!am_is_poisoned(p) && !am_is_poisoned(p + 99));
+    CHECK(a[15] == 1 && p[99] == 2);
+    CHECK(am_bump_resize(&lower, p, 100, 40) == p); /* a shrink: the tail goes */
+    CHECK(!am_is_poisoned(a) && !am_is_poisoned(p + 39) && am_is_poisoned(p + 48));
+    am_unpoison(mem, 8192);
+    free(mem);
+}
+
 static const am_test tests[] = {
     {"bump_addresses_increase_aligned", test_bump_addresses_increase_aligned},
+    {"bump_resize_outside_the_current_chunk", test_bump_resize_outside_the_current_chunk},
     {"free_rolls_back_only_the_last_block", test_free_rolls_back_only_the_last_block},
     {"realloc_in_place_when_last", test_realloc_in_place_when_last},
     {"chunks_double_and_are_counted", test_chunks_double_and_are_counted},
