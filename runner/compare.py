@@ -149,6 +149,18 @@ def runs_block(runs, markdown):
 WITHIN = 0.05  # the repeatability goal: medians within 5% of run A's
 
 
+def thread_kind(threads):
+    """A cell with several threads runs on every CPU, so a slow one slows it:
+    agreement is counted apart for the two kinds."""
+    return "one thread" if str(threads) in ("", "1") else "several threads"
+
+
+def count(tally, key, ok):
+    """tally[key] = (within, n) with one more cell, ok or not."""
+    within, n = tally.get(key, (0, 0))
+    tally[key] = (within + ok, n + 1)
+
+
 def agreement(rows, ids):
     """{run id: (cells within WITHIN of A, cells with a median in both, {workload: (within, n)},
     {"one thread" or "several threads": (within, n)})} from the CSV rows; how
@@ -160,12 +172,8 @@ def agreement(rows, ids):
             continue
         within, n, per, kind = out.setdefault(run, (0, 0, {}, {}))
         ok = abs(float(ratio) - 1) <= WITHIN
-        w = per.get(row[2], (0, 0))
-        per[row[2]] = (w[0] + ok, w[1] + 1)
-        # a cell with several threads runs on every CPU: a slow one slows it
-        k = "one thread" if str(row[4]) in ("", "1") else "several threads"
-        t = kind.get(k, (0, 0))
-        kind[k] = (t[0] + ok, t[1] + 1)
+        count(per, row[2], ok)
+        count(kind, thread_kind(row[4]), ok)
         out[run] = (within + ok, n + 1, per, kind)
     return out
 
@@ -190,29 +198,30 @@ def ratio_agreement(runs, ids, baseline):
             if k not in ref:
                 continue
             ok = abs(r / ref[k] - 1) <= WITHIN
-            label = "one thread" if str(k[4]) in ("", "1") else "several threads"
-            t = kind.get(label, (0, 0))
-            kind[label] = (t[0] + ok, t[1] + 1)
+            count(kind, thread_kind(k[4]), ok)
             within, n = within + ok, n + 1
         if n:
             out[ids[i]] = (within, n, kind)
     return out
 
 
+def split_text(kind):
+    return "; ".join(f"{k} {a} of {b}" for k, (a, b) in sorted(kind.items()))
+
+
 def agreement_block(rows, ids, markdown, runs=None):
     lines = []
     for run, (within, n, per, kind) in agreement(rows, ids).items():
         worst = sorted(per.items(), key=lambda kv: kv[1][0] / kv[1][1])[:3]
-        split = "; ".join(f"{k} {a} of {b}" for k, (a, b) in sorted(kind.items()))
+        split = split_text(kind)
         lines.append(f"{run}: {within} of {n} cells ({100.0 * within / n:.0f}%) have a median within "
                      f"{WITHIN:.0%} of A's ({split}); fewest: " +
                      ", ".join(f"{w} {a}/{b}" for w, (a, b) in worst))
     baseline = runs and runs[0].meta.get("baseline")
     if baseline:
         for run, (within, n, kind) in ratio_agreement(runs, ids, baseline).items():
-            split = "; ".join(f"{k} {a} of {b}" for k, (a, b) in sorted(kind.items()))
             lines.append(f"{run}: {within} of {n} ratios to {baseline} ({100.0 * within / n:.0f}%) are within "
-                         f"{WITHIN:.0%} of A's ({split})")
+                         f"{WITHIN:.0%} of A's ({split_text(kind)})")
     if not lines:
         return ""
     head = "Agreement with A"
