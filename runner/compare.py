@@ -12,12 +12,12 @@ import datetime
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-import rundir  # noqa: E402
-import stats  # noqa: E402
-import tables  # noqa: E402
+if __name__ == "__main__":
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+from runner import outputs, rundir, schema, stats, tables  # noqa: E402
+from runner.catalog import ROOT  # noqa: E402
+from runner.errors import RunError  # noqa: E402
 
 CSV_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "run", "label", "status",
             "median_ns_per_op", "reference", "ratio", "ci_low", "ci_high", "significant"]
@@ -57,10 +57,6 @@ def compiler_text(run, name):
     return text + (f" {info['opt']}" if info.get("opt") else "")
 
 
-def _num(v):
-    return "" if v is None else f"{v:.6g}"
-
-
 def _order(runs):
     """Every cell of every run: groups (compiler, workload, threads, param) in
     first-seen order, strategies in the runs' order, sizes ascending."""
@@ -75,7 +71,7 @@ def _order(runs):
     keys = []
     seen = set()
     for r in runs:
-        for k in r.summary:
+        for k in r.by_key:
             if k not in seen:
                 seen.add(k)
                 keys.append(k)
@@ -85,7 +81,7 @@ def _order(runs):
 
     def sort_key(k):
         c, s, w, size, t, p = k
-        return (c, pos(workloads, w), int(t), p, pos(strategies, s), int(size))
+        return (c, pos(workloads, w), t, p, pos(strategies, s), size)
     return sorted(keys, key=sort_key)
 
 
@@ -97,32 +93,32 @@ def compare(runs):
     for k in _order(runs):
         compiler, strategy, workload, size, threads, param = k
         ref = runs[0]
-        ref_ok = k in ref.summary and rundir.median_of(ref.summary[k]) is not None and ref.samples.get(k)
-        line, ratio_cells = [strategy, size], []
+        ref_ok = rundir.median_of(ref.by_key.get(k)) is not None and ref.ns_per_op(k)
+        line, ratio_cells = [strategy, schema.fmt(size)], []
         for i, r in enumerate(runs):
-            row = r.summary.get(k)
-            med = rundir.median_of(row) if row else None
+            row = r.by_key.get(k)
+            med = rundir.median_of(row)
             status = "missing" if row is None else row.get("status") or "?"
             line.append("-" if row is None else tables.format_time(med) if med is not None
                         else "n/a" if status == "skipped" else "failed")
             ratio = lo = hi = sig = None
             if i > 0:
-                xs = r.samples.get(k)
+                xs = r.ns_per_op(k)
                 if med is not None and xs and ref_ok:
-                    ratio, lo, hi = stats.ratio_ci(xs, ref.samples[k],
-                                                   stats.seed_for(SEED, "compare", labels[i], *k))
+                    ratio, lo, hi = stats.ratio_ci(xs, ref.ns_per_op(k),
+                                                   stats.seed_for(SEED, "compare", labels[i], *schema.key_fields(k)))
                     sig = stats.significant(lo, hi)
                     ratio_cells.append(tables.format_ratio(ratio, lo, hi, sig))
                 else:
                     ratio_cells.append("-")
-            rows.append(list(k) + [ids[i], f"{labels[i]} {compiler_text(r, compiler)}", status, _num(med),
-                                   ids[0], _num(ratio) if i else "1" if med is not None else "",
-                                   _num(lo), _num(hi), "" if sig is None else "1" if sig else "0"])
+            text = r.figure_text(k, "median_ns_per_op") if med is not None else None
+            rows.append(list(k) + [ids[i], f"{labels[i]} {compiler_text(r, compiler)}", status, text,
+                                   ids[0], ratio if i else 1 if med is not None else None, lo, hi, sig])
         groups.setdefault((compiler, workload, threads, param), []).append(line + ratio_cells)
-        absent = [ids[i] for i, r in enumerate(runs) if k not in r.summary]
+        absent = [ids[i] for i, r in enumerate(runs) if k not in r.by_key]
         if absent:
-            present = [ids[i] for i, r in enumerate(runs) if k in r.summary]
-            extra = "" if (threads, param) == ("1", "0") else f" threads {threads} param {param}"
+            present = [ids[i] for i, r in enumerate(runs) if k in r.by_key]
+            extra = "" if (threads, param) == (1, 0) else f" threads {threads} param {schema.fmt(param)}"
             mismatches.append(f"{compiler} {strategy} {workload} size {size}{extra}: "
                               f"only in {', '.join(present)}; missing from {', '.join(absent)}")
     out = []
@@ -152,7 +148,7 @@ WITHIN = 0.05  # the repeatability goal: medians within 5% of run A's
 def thread_kind(threads):
     """A cell with several threads runs on every CPU, so a slow one slows it:
     agreement is counted apart for the two kinds."""
-    return "one thread" if str(threads) in ("", "1") else "several threads"
+    return "one thread" if threads == 1 else "several threads"
 
 
 def count(tally, key, ok):
@@ -168,10 +164,10 @@ def agreement(rows, ids):
     out = {}
     for row in rows:
         run, ratio = row[6], row[11]
-        if run == ids[0] or ratio in ("", None):
+        if run == ids[0] or ratio is None:
             continue
         within, n, per, kind = out.setdefault(run, (0, 0, {}, {}))
-        ok = abs(float(ratio) - 1) <= WITHIN
+        ok = abs(ratio - 1) <= WITHIN
         count(per, row[2], ok)
         count(kind, thread_kind(row[4]), ok)
         out[run] = (within + ok, n + 1, per, kind)
@@ -183,7 +179,7 @@ def ratio_agreement(runs, ids, baseline):
     with such a ratio in both, {"one thread" or "several threads": (within, n)})}:
     whether two runs tell the same story, whatever the level of the machine."""
     def ratios(run):
-        med = {k: rundir.median_of(row) for k, row in run.summary.items()}
+        med = {k: rundir.median_of(row) for k, row in run.by_key.items()}
         out = {}
         for k, m in med.items():
             base = med.get((k[0], baseline) + tuple(k[2:]))
@@ -247,8 +243,8 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     try:
-        runs = [rundir.load(p) for p in args.runs]
-    except rundir.RunError as e:
+        runs = [rundir.load_strict(p) for p in args.runs]
+    except RunError as e:
         print(f"compare: {e}", file=sys.stderr)
         return 2
     out_dir = args.out or os.path.join(ROOT, "results",
@@ -264,9 +260,9 @@ def main(argv=None):
             agreement_block(rows, ids, False, runs) + mismatch_block(mismatches, False))
     md = (f"# allocmark: {len(runs)} runs compared\n\nRatios are to A.\n\n{runs_block(runs, True)}\n\n" +
           tables.render_markdown(tbls) + agreement_block(rows, ids, True, runs) + mismatch_block(mismatches, True))
-    rundir.write_atomic(os.path.join(out_dir, "compare.csv"), rundir.csv_text(CSV_COLS, rows))
-    rundir.write_atomic(os.path.join(out_dir, "compare.txt"), text)
-    rundir.write_atomic(os.path.join(out_dir, "compare.md"), md)
+    outputs.write_atomic(os.path.join(out_dir, "compare.csv"), schema.csv_text(CSV_COLS, rows))
+    outputs.write_atomic(os.path.join(out_dir, "compare.txt"), text)
+    outputs.write_atomic(os.path.join(out_dir, "compare.md"), md)
     print(text)
     print(f"wrote {os.path.join(out_dir, 'compare.txt')}, compare.md and compare.csv")
     return 0

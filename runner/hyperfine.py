@@ -16,10 +16,13 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import allocmark  # noqa: E402
-import rundir  # noqa: E402
+if __name__ == "__main__":
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+from runner import catalog, meta, outputs  # noqa: E402
+from runner.cell_process import parse_json_line  # noqa: E402
+from runner.cli import names_arg, whole_number  # noqa: E402
+from runner.errors import UsageError  # noqa: E402
 
 PREFERRED_WORKLOADS = ("thrash_pool_map_list_unaligned", "thrash_pool")
 DEFAULT_SIZE = 1810
@@ -30,28 +33,24 @@ WARMUP = 3
 CALIBRATE_MS = 50.0
 
 
-class UsageError(Exception):
-    pass
-
-
 def make_parser():
     ap = argparse.ArgumentParser(prog="hyperfine.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--compilers", type=allocmark.names_arg, required=True, metavar="C,D",
+    ap.add_argument("--compilers", type=names_arg, required=True, metavar="C,D",
                     help="build folders build/<name>/bin; the first one's strategies are compared")
     ap.add_argument("--run", default="results/latest", help="run folder to write into (results/latest)")
     ap.add_argument("--workload", help=f"workload ({' if it exists, else '.join(PREFERRED_WORKLOADS)})")
-    ap.add_argument("--size", type=allocmark.whole_number(1), default=DEFAULT_SIZE, help=f"size ({DEFAULT_SIZE})")
-    ap.add_argument("--reps", type=allocmark.whole_number(1),
+    ap.add_argument("--size", type=whole_number(1), default=DEFAULT_SIZE, help=f"size ({DEFAULT_SIZE})")
+    ap.add_argument("--reps", type=whole_number(1),
                     help=f"repetitions every process does (default: what makes one sample of the "
                          f"reference strategy last {CALIBRATE_MS:g} ms)")
-    ap.add_argument("--runs", type=allocmark.whole_number(MIN_RUNS), default=MIN_RUNS,
+    ap.add_argument("--runs", type=whole_number(MIN_RUNS), default=MIN_RUNS,
                     help=f"least runs per command (hyperfine --min-runs, at least {MIN_RUNS})")
     ap.add_argument("--strategy", default="system",
                     help="strategy whose builds are compared across compilers (system)")
-    ap.add_argument("--allocators", type=allocmark.names_arg, metavar="A,B",
+    ap.add_argument("--allocators", type=names_arg, metavar="A,B",
                     help="strategies for (a) (every built one)")
     ap.add_argument("--hyperfine", default="hyperfine", help=argparse.SUPPRESS)
-    ap.add_argument("--build-root", default=os.path.join(allocmark.ROOT, "build"), help=argparse.SUPPRESS)
+    ap.add_argument("--build-root", default=os.path.join(catalog.ROOT, "build"), help=argparse.SUPPRESS)
     return ap
 
 
@@ -80,7 +79,7 @@ def run_once(cmd):
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired:
         raise UsageError(f"{' '.join(cmd)} did not finish in 300 s")
-    out = allocmark.parse_json_line(p.stdout)
+    out = parse_json_line(p.stdout)
     if p.returncode != 0 or not out or out.get("status") != "ok":
         why = (out or {}).get("reason") or (p.stderr.strip().splitlines() or ["no output"])[-1]
         raise UsageError(f"{' '.join(cmd)} failed (exit status {p.returncode}): {why}")
@@ -104,7 +103,7 @@ def time_commands(args, named, out_dir, stem, title, reps, workload, size, cc_no
             data = json.load(f)
         with open(md, encoding="utf-8") as f:
             table = f.read()
-    version = allocmark.command_output([args.hyperfine, "--version"]) or "hyperfine"
+    version = meta.command_output([args.hyperfine, "--version"]) or "hyperfine"
     data["allocmark"] = {"workload": workload, "size": size, "reps": reps, "samples": 1,
                          "warmup": WARMUP, "min_runs": args.runs, "hyperfine": version,
                          "compilers": cc_note,
@@ -121,8 +120,8 @@ def time_commands(args, named, out_dir, stem, title, reps, workload, size, cc_no
     peak = "| command | peak RSS |\n|:---|---:|\n" + "".join(
         f"| `{name}` | {rss[name] / 1048576:.1f} MiB |\n" if rss.get(name) else f"| `{name}` | - |\n"
         for name, _ in named)
-    rundir.write_atomic(os.path.join(out_dir, stem + ".json"), json.dumps(data, indent=2) + "\n")
-    rundir.write_atomic(os.path.join(out_dir, stem + ".md"),
+    outputs.write_atomic(os.path.join(out_dir, stem + ".json"), json.dumps(data, indent=2) + "\n")
+    outputs.write_atomic(os.path.join(out_dir, stem + ".md"),
                         f"# {title}\n\n{note}{table.rstrip()}\n\n{peak}")
     return os.path.join(out_dir, stem + ".md")
 
@@ -134,19 +133,21 @@ def main(argv=None):
             print("allocmark: hyperfine is missing; install it with: sudo apt-get install hyperfine; "
                   "skipping make hyperfine")
             return 0
-        known = [r for r, _, _ in allocmark.read_strategies()]
+        listed = [r.name for r in catalog.rows_or_usage_error()]
         rows_of = {}
         for c in args.compilers:
-            rows_of[c] = allocmark.built_rows(allocmark.bin_dir(args, c), known)
+            bindir = catalog.bin_dir(args.build_root, c)
+            rows_of[c] = catalog.built_rows(bindir, listed)
             if not rows_of[c]:
-                raise UsageError(f"no cells built for compiler '{c}' (nothing in {allocmark.bin_dir(args, c)})")
+                raise UsageError(f"no cells built for compiler '{c}' (nothing in {bindir})")
         ref = args.compilers[0]
         strategies = args.allocators or rows_of[ref]
         for s in strategies:
             if s not in rows_of[ref]:
                 raise UsageError(f"strategy '{s}' is not built for {ref}; built: {', '.join(rows_of[ref])}")
-        exe = {c: {r: allocmark.cell_exe(allocmark.bin_dir(args, c), r) for r in rows_of[c]} for c in rows_of}
-        listing = allocmark.list_workloads(exe[ref][rows_of[ref][0]])
+        exe = {c: {r: catalog.cell_exe(catalog.bin_dir(args.build_root, c), r) for r in rows_of[c]}
+               for c in rows_of}
+        listing = catalog.list_workloads(exe[ref][rows_of[ref][0]])
         names = [w["name"] for w in listing["workloads"]]
         workload = args.workload or next((w for w in PREFERRED_WORKLOADS if w in names), names[0])
         if workload not in names:
@@ -163,8 +164,8 @@ def main(argv=None):
                             "--samples", "1", "--min-ms", repr(CALIBRATE_MS)])
             reps = int(cal["reps"])
         out_dir = run_folder(args.run)
-        info = {c: allocmark.compiler_info(args, c, listing if c == ref else
-                                           allocmark.list_workloads(exe[c][rows_of[c][0]]))
+        info = {c: meta.compiler_info(args.build_root, c, listing if c == ref else
+                                      catalog.list_workloads(exe[c][rows_of[c][0]]))
                 for c in args.compilers}
 
         def note(cs):
@@ -187,9 +188,6 @@ def main(argv=None):
             print(f"wrote {w} (and .json)")
         return 0
     except UsageError as e:
-        print(f"allocmark: {e}", file=sys.stderr)
-        return 2
-    except allocmark.UsageError as e:
         print(f"allocmark: {e}", file=sys.stderr)
         return 2
 

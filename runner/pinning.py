@@ -1,19 +1,20 @@
 """pinning.py: which CPU the single-threaded cells run on.
 
-On the 2-vCPU virtual machines this suite is developed on, one vCPU ran the
-same cell 30% slower than the other, steadily, and an unpinned cell landed on
-either at random: medians of one cell jumped between two levels from process
-to process, which no number of samples inside a process can fix. So the
-runner probes each CPU it may use, runs every single-threaded cell on the
-fastest, and probes again every few seconds, as the slow and the fast vCPU
-were seen to swap; cells with several threads get every CPU. Where the OS has no affinity call
-(Windows, macOS) nothing is pinned and meta.json says so.
+On shared 2-vCPU virtual machines one vCPU can run the same cell much slower
+than the other for tens of seconds (docs/measurements.md, CPU states), and an
+unpinned cell lands on either at random: medians of one cell jump between two
+levels from process to process, which no number of samples inside a process
+can fix. So the runner probes each CPU it may use, runs every single-threaded
+cell on the fastest, and probes again every few seconds, as the slow and the
+fast vCPU swap; cells with several threads get every CPU. Where the OS has no
+affinity call (Windows, macOS) nothing is pinned and meta.json says so.
 """
-import json
 import os
 import statistics
 import subprocess
 import time
+
+from runner import cell_process
 
 # a CPU must be this much faster than the last one to be chosen instead: near
 # ties would otherwise flip between runs for nothing
@@ -48,10 +49,8 @@ def place(cpu, threaded_with_many=False):
 
 
 def probe_command(exe, reps):
-    """A short, fixed cell run. A vCPU here was seen to flip between two
-    states for tens of seconds at a time, the slow one 2x slower on
-    allocation loops (alloc_pair 256: 4.2 against 8.3 ns) and 1.35x on the
-    node-heavy map of lists: the allocation loop tells the states apart best."""
+    """A short, fixed cell run. Of the workloads, the allocation loop tells a
+    vCPU's slow and fast states apart best (docs/measurements.md)."""
     return [exe, "--workload", "alloc_pair", "--size", "256",
             "--samples", "3", "--reps", str(reps), "--seed", "1"]
 
@@ -61,9 +60,9 @@ def probe_once(cmd, cpu):
     try:
         place(cpu)
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
-        d = json.loads(p.stdout.strip().splitlines()[-1])
+        d = cell_process.parse_json_line(p.stdout)
         return statistics.median(d["samples_ns"]) / d["reps"]
-    except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError):
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError, TypeError):
         return None
 
 

@@ -1,8 +1,11 @@
 """tables.py: turns a run's summary and ratio rows into the tables people read:
-one table per compiler and workload, a row per size, the median time per op of
-each strategy, then each strategy's ratio to the baseline with its 95% interval.
-Plain text (for the terminal and tables.txt) and Markdown (tables.md). It does
-no statistics of its own: everything comes from summary.csv / ratios.csv rows."""
+one table per compiler and workload, a line per size, the median time per op
+of each strategy, then each strategy's ratio to the baseline with its 95%
+interval. Plain text (for the terminal and tables.txt) and Markdown
+(tables.md). It does no statistics of its own, and takes numbers: rows are
+dicts with the columns of summary.csv / ratios.csv (schema.py) in their types
+(size and threads ints, param and figures floats, None where empty)."""
+from runner.schema import fmt
 
 NOT_SIGNIFICANT = "~"
 LEGEND = ("median time per operation; ratio = strategy / {baseline} (above 1: slower than "
@@ -24,18 +27,17 @@ def variant_suffix(threads, param):
     """" (threads 4, param 100)" for a table title: what differs from one thread
     and param 0, or "" where nothing does."""
     extra = []
-    if threads not in ("", "1"):
+    if threads != 1:
         extra.append(f"threads {threads}")
-    if param not in ("", "0", "0.0"):
-        extra.append(f"param {param}")
+    if param:
+        extra.append(f"param {fmt(param)}")
     return f" ({', '.join(extra)})" if extra else ""
 
 
 def format_time(ns):
     """Nanoseconds with a unit that keeps 1 to 3 digits before the point."""
-    if ns is None or ns == "":
+    if ns is None:
         return "-"
-    ns = float(ns)
     for i, (scale, unit) in enumerate(_UNITS):
         v = ns / scale
         last = i == len(_UNITS) - 1
@@ -56,14 +58,6 @@ def format_ratio(ratio, low, high, significant):
     return f"{mark}{_three_digits(ratio)} [{_bound(low)}, {_bound(high)}]"
 
 
-def _num(v):
-    return None if v in (None, "") else float(v)
-
-
-def _truthy(v):
-    return v in (True, 1, "1", "true", "True", "yes")
-
-
 OVERSUBSCRIBED = "*"
 
 
@@ -72,12 +66,17 @@ def _swept(summary):
     tables have a row per (threads, param) at each size instead of a row per size."""
     seen = {}
     for r in summary:
-        seen.setdefault((r["compiler"], r["workload"]), set()).add((str(r["threads"]), str(r["param"])))
+        seen.setdefault((r["compiler"], r["workload"]), set()).add(_tp_key(r))
     return {k for k, v in seen.items() if len(v) > 1}
 
 
 def _tp_key(r):
-    return (int(float(r["threads"] or 1)), float(r["param"] or 0))
+    return (r["threads"], r["param"])
+
+
+def _at(r, strategy=None):
+    """A row's place: (compiler, workload, size, threads, param, strategy)."""
+    return (r["compiler"], r["workload"], r["size"], r["threads"], r["param"], strategy or r["strategy"])
 
 
 def _tp_label(threads, param, cpus):
@@ -93,7 +92,7 @@ def _cell_text(r):
         return "n/a"
     if r["status"] != "ok":
         return "failed"
-    return format_time(_num(r["median_ns_per_op"]))
+    return format_time(r["median_ns_per_op"])
 
 
 def _over_note(cpus, rows):
@@ -104,7 +103,7 @@ def _over_note(cpus, rows):
 
 def build(summary, ratios, baseline, strategies=None, cpus=None):
     """Tables as dicts {title, header, rows}; rows of strings. summary and
-    ratios are lists of dicts with the CSV columns. strategies orders the
+    ratios are lists of typed rows (see the top). strategies orders the
     columns (default: order of first appearance). A workload swept over
     threads or param gets one table per size, a row per (threads, param);
     cpus marks the oversubscribed rows."""
@@ -116,12 +115,11 @@ def build(summary, ratios, baseline, strategies=None, cpus=None):
     groups = {}
     for r in summary:
         if (r["compiler"], r["workload"]) in swept:
-            key = (r["compiler"], r["workload"], "size", str(r["size"]))
+            key = (r["compiler"], r["workload"], "size", r["size"])
         else:
-            key = (r["compiler"], r["workload"], str(r["threads"]), str(r["param"]))
+            key = (r["compiler"], r["workload"], r["threads"], r["param"])
         groups.setdefault(key, []).append(r)
-    ratio_at = {(r["compiler"], r["workload"], str(r["size"]), str(r["threads"]), str(r["param"]),
-                 r["strategy"]): r for r in ratios}
+    ratio_at = {_at(r): r for r in ratios}
     tables = []
     for key in groups:  # insertion order: the caller's order of cells
         rows = groups[key]
@@ -134,7 +132,7 @@ def build(summary, ratios, baseline, strategies=None, cpus=None):
         header = ["size"] + present + [f"{s}/{baseline}" for s in compared]
         by_size = {}
         for r in rows:
-            by_size.setdefault(int(r["size"]), {})[r["strategy"]] = r
+            by_size.setdefault(r["size"], {})[r["strategy"]] = r
         out_rows = []
         for size in sorted(by_size):
             cells = by_size[size]
@@ -142,12 +140,7 @@ def build(summary, ratios, baseline, strategies=None, cpus=None):
             for s in present:
                 line.append(_cell_text(cells.get(s)))
             for s in compared:
-                q = ratio_at.get((compiler, workload, str(size), threads, param, s))
-                if q is None or q.get("ratio") in (None, ""):
-                    line.append("-")
-                else:
-                    line.append(format_ratio(float(q["ratio"]), float(q["ci_low"]),
-                                             float(q["ci_high"]), _truthy(q["significant"])))
+                line.append(_ratio_text(ratio_at.get((compiler, workload, size, threads, param, s))))
             out_rows.append(line)
         title = f"{compiler}: {workload}" + variant_suffix(threads, param)
         tables.append({"title": title, "header": header, "rows": out_rows,
@@ -157,9 +150,9 @@ def build(summary, ratios, baseline, strategies=None, cpus=None):
 
 
 def _ratio_text(q):
-    if q is None or q.get("ratio") in (None, ""):
+    if q is None or q.get("ratio") is None:
         return "-"
-    return format_ratio(float(q["ratio"]), float(q["ci_low"]), float(q["ci_high"]), _truthy(q["significant"]))
+    return format_ratio(q["ratio"], q["ci_low"], q["ci_high"], bool(q["significant"]))
 
 
 def _swept_table(key, rows, present, compared, baseline, ratio_at, cpus):
@@ -175,8 +168,7 @@ def _swept_table(key, rows, present, compared, baseline, ratio_at, cpus):
         line = [_tp_label(tp[0], tp[1], cpus)]
         line += [_cell_text(cells.get(s)) for s in present]
         for s in compared:
-            line.append(_ratio_text(ratio_at.get((compiler, workload, size, str(any_row["threads"]),
-                                                   str(any_row["param"]), s))))
+            line.append(_ratio_text(ratio_at.get(_at(any_row, s))))
         out_rows.append(line)
     legend = (LEGEND.format(baseline=baseline) if compared else "median time per operation") + \
         "; n/a = the workload does not apply to the strategy" + _over_note(cpus, out_rows)
@@ -192,11 +184,10 @@ def build_versus(summary, versus, strategies=None, cpus=None, shared=None):
     for r in versus:
         if r["strategy"] not in order:
             order.append(r["strategy"])
-    status = {(r["compiler"], r["workload"], str(r["size"]), str(r["threads"]), str(r["param"]),
-               r["strategy"]): r["status"] for r in summary}
+    status = {_at(r): r["status"] for r in summary}
     groups = {}
     for r in versus:
-        groups.setdefault((r["compiler"], r["workload"], str(r["size"]), r["baseline"]), []).append(r)
+        groups.setdefault((r["compiler"], r["workload"], r["size"], r["baseline"]), []).append(r)
     tables = []
     for (compiler, workload, size, ref), rows in groups.items():
         present = [s for s in order if any(r["strategy"] == s for r in rows)]
@@ -209,7 +200,7 @@ def build_versus(summary, versus, strategies=None, cpus=None, shared=None):
             by_tp.setdefault(_tp_key(r), {})[r["strategy"]] = r
         for (c, w, sz, t, p, s), st in status.items():
             if (c, w, sz) == (compiler, workload, size) and s != ref:
-                by_tp.setdefault((int(float(t or 1)), float(p or 0)), {})
+                by_tp.setdefault((t, p), {})
         def label(s):
             if shared is None or s not in shared:
                 return f"{s}/{ref}"
@@ -222,7 +213,7 @@ def build_versus(summary, versus, strategies=None, cpus=None, shared=None):
                 q = by_tp[tp].get(s)
                 if q is None:
                     st = [v for (c, w, sz, t, p, s2), v in status.items()
-                          if (c, w, sz, s2) == (compiler, workload, size, s) and _tp_key({"threads": t, "param": p}) == tp]
+                          if (c, w, sz, s2) == (compiler, workload, size, s) and (t, p) == tp]
                     line.append("n/a" if st and st[0] == "skipped" else "-")
                 else:
                     line.append(_ratio_text(q))
@@ -244,7 +235,7 @@ def _bytes_text(b):
 
 
 def build_bench_lines(summary, metrics, workload, ref, strategies=None):
-    """OSRM's benchmark lines (seed 000) for one workload, a table per
+    """OSRM's benchmark lines (its query heap's) for one workload, a table per
     (compiler, size, threads): ops/s with half the 95% interval, best, the
     per-query latencies the cell reported (metrics: cell key -> {name: value}),
     peak RSS and the throughput change against ref (system malloc)."""
@@ -253,24 +244,23 @@ def build_bench_lines(summary, metrics, workload, ref, strategies=None):
     for r in summary:
         if r["workload"] != workload or r["status"] != "ok":
             continue
-        groups.setdefault((r["compiler"], str(r["size"]), str(r["threads"]), str(r["param"])), {})[
-            r["strategy"]] = r
+        groups.setdefault((r["compiler"], r["size"], r["threads"], r["param"]), {})[r["strategy"]] = r
     tables = []
     for (compiler, size, threads, param), rows in groups.items():
         present = [x for x in order if x in rows] + sorted(x for x in rows if x not in order)
-        base = _num(rows[ref]["median_ns_per_op"]) if ref in rows else None
+        base = rows[ref]["median_ns_per_op"] if ref in rows else None
         out = []
         for name in present:
             r = rows[name]
-            med, lo, hi = (_num(r[k]) for k in ("median_ns_per_op", "ci_low_ns", "ci_high_ns"))
+            med, lo, hi = (r[k] for k in ("median_ns_per_op", "ci_low_ns", "ci_high_ns"))
             half = (1e9 / lo - 1e9 / hi) / 2 if lo and hi else None
             m = metrics.get((compiler, name, workload, size, threads, param), {})
             lat = [format_time(m.get(k)) for k in ("latency_mean_ns", "latency_p50_ns", "latency_p95_ns",
                                                      "latency_p99_ns")]
             change = f"{(base / med - 1) * 100:+.0f}%" if base and med and name != ref else "-"
             out.append([name, f"{_ops_text(med)} \u00b1 {half:.2f}" if half is not None else _ops_text(med),
-                        _ops_text(_num(r["min_ns_per_op"]))] + lat +
-                       [_bytes_text(_num(r["peak_rss_bytes"])), change])
+                        _ops_text(r["min_ns_per_op"])] + lat +
+                       [_bytes_text(r["peak_rss_bytes"]), change])
         tables.append({"title": f"{compiler}: {workload} benchmark lines (size {size}, threads {threads})",
                        "header": ["strategy", "ops/s", "best ops/s", "avg", "p50", "p95", "p99", "Peak RAM",
                                   f"ops/s vs {ref}"],
@@ -291,14 +281,14 @@ def build_slowdown(summary, metrics, workload, strategies=None):
     for r in summary:
         if r["workload"] != workload:
             continue
-        groups.setdefault((r["compiler"], str(r["size"]), str(r["threads"])), []).append(r)
+        groups.setdefault((r["compiler"], r["size"], r["threads"]), []).append(r)
     tables = []
     for (compiler, size, threads), rows in groups.items():
         present = [x for x in order if any(r["strategy"] == x for r in rows)]
         present += sorted({r["strategy"] for r in rows} - set(present))
-        at = {(r["strategy"], float(r["param"] or 0)): r for r in rows}
+        at = {(r["strategy"], r["param"]): r for r in rows}
         out = []
-        for param in sorted({float(r["param"] or 0) for r in rows}):
+        for param in sorted({r["param"] for r in rows}):
             line = [f"{param:g}"]
             for name in present:
                 r, r0 = at.get((name, param)), at.get((name, 0.0))
@@ -307,7 +297,8 @@ def build_slowdown(summary, metrics, workload, strategies=None):
                     continue
                 m = metrics.get((compiler, name, workload, size, threads, r["param"]), {})
                 res = m.get("resident_pct")
-                t, t0 = _num(r["median_ns_per_op"]), _num(r0["median_ns_per_op"]) if r0 and r0["status"] == "ok" else None
+                t = r["median_ns_per_op"]
+                t0 = r0["median_ns_per_op"] if r0 and r0["status"] == "ok" else None
                 text = f"{t / t0:.2f}x" if t and t0 else "-"
                 line.append(text + (f" ({float(res):.0f}%)" if res is not None else ""))
             out.append(line)

@@ -18,6 +18,8 @@ import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from runner import catalog  # noqa: E402  (the one reader of allocators/strategies.txt)
 
 
 def run_binary(path, timeout, prefix=(), extra=(), env_extra=None):
@@ -61,13 +63,7 @@ def run_binary(path, timeout, prefix=(), extra=(), env_extra=None):
 
 def row_sources():
     """{row: strategy source} from allocators/strategies.txt"""
-    rows = {}
-    with open(os.path.join(ROOT, "allocators", "strategies.txt")) as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 4 and not line.startswith("#"):
-                rows[parts[0]] = parts[1]
-    return rows
+    return {r.name: r.source for r in catalog.read_rows()}
 
 
 def built_for_row(path, sources=None):

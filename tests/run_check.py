@@ -29,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import run_all  # noqa: E402
+from runner import catalog  # noqa: E402  (run_all put the repository on the path)
 
 SAN_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 SAN_LDFLAGS = "-fsanitize=address,undefined"
@@ -48,26 +49,14 @@ SELFTEST_SECONDS = 60
 
 def plain_rows():
     """rows of strategies.txt that link no other malloc"""
-    rows = []
-    with open(os.path.join(ROOT, "allocators", "strategies.txt")) as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 4 and not line.startswith("#") and parts[3] == "-":
-                rows.append(parts[0])
-    return rows
+    return [r.name for r in catalog.read_rows() if not r.libs]
 
 
 def source_rows():
     """one row per strategy source, the row named after it (system, ideal,
     pool ...): what make test runs under ASan; variants of a source differ
     in a flag or the malloc linked, and make check runs them all"""
-    rows = []
-    with open(os.path.join(ROOT, "allocators", "strategies.txt")) as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 4 and not line.startswith("#") and parts[0] == parts[1] and parts[3] == "-":
-                rows.append(parts[0])
-    return rows
+    return [r.name for r in catalog.read_rows() if r.name == r.source and not r.libs]
 
 
 def chosen_rows(args):

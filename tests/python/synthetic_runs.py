@@ -6,9 +6,8 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runner"))
-import allocmark  # noqa: E402
-import stats  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from runner import schema, stats  # noqa: E402
 
 
 def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2", baseline=None):
@@ -21,19 +20,19 @@ def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2"
         key = [cc, strategy, workload, size, 1, "0"]
         if xs is None or xs == "skipped":
             status = ["failed", "crashed (SIGSEGV)"] if xs is None else ["skipped", "does not apply"]
-            summary.append(key + status + [""] * (len(allocmark.SUMMARY_COLS) - 8))
+            summary.append(key + status + [""] * (len(schema.SUMMARY_COLS) - 8))
             continue
-        row = {c: "" for c in allocmark.SUMMARY_COLS}
+        row = {c: "" for c in schema.SUMMARY_COLS}
         row.update(zip(["compiler", "strategy", "workload", "size", "threads", "param"], key))
         lo, hi = stats.median_ci(xs, 1)
         row.update({"status": "ok", "samples": len(xs), "reps": 1, "ops_per_rep": 1,
                     "median_ns_per_op": stats.median(xs), "min_ns_per_op": min(xs),
                     "ci_low_ns": lo, "ci_high_ns": hi, "cv": stats.cv(xs)})
-        summary.append([row[c] for c in allocmark.SUMMARY_COLS])
+        summary.append([row[c] for c in schema.SUMMARY_COLS])
         for i, x in enumerate(xs):
-            samples.append(key + [i, 1, x, x])
-    for name, cols, rows in (("summary.csv", allocmark.SUMMARY_COLS, summary),
-                             ("samples.csv", allocmark.SAMPLE_COLS, samples)):
+            samples.append(key + [i, 1, x, x, 1])
+    for name, cols, rows in (("summary.csv", schema.SUMMARY_COLS, summary),
+                             ("samples.csv", schema.SAMPLE_COLS, samples)):
         with open(os.path.join(path, name), "w", newline="") as f:
             w = csv.writer(f, lineterminator="\n")
             w.writerow(cols)

@@ -123,8 +123,8 @@ class AgreementSplit(unittest.TestCase):
     """Cells with several threads are counted apart: they run on every CPU."""
 
     def test_one_thread_and_several_threads_are_counted_apart(self):
-        sys.path.insert(0, os.path.join(HERE, "..", "..", "runner"))
-        import compare as cmp
+        sys.path.insert(0, os.path.join(HERE, "..", ".."))
+        from runner import compare as cmp
 
         def row(run, workload, threads, ratio):
             return ["gcc", "system", workload, 10, threads, 0, run, "", "ok", 1.0, "", ratio, "", "", ""]

@@ -12,10 +12,9 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "runner"))
+sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
-import compilers  # noqa: E402
-import crosscc  # noqa: E402
+from runner import compilers, crosscc, rundir  # noqa: E402
 import synthetic_runs as syn  # noqa: E402
 
 
@@ -173,8 +172,8 @@ class CrossCompilerTables(unittest.TestCase):
         self.assertIn("failed", ideal.splitlines()[2])
 
     def test_reference_can_be_chosen(self):
-        rows, _ = crosscc.build(crosscc.rundir.load(self.folder), reference="gcc")
-        r = [x for x in rows if (x[1], x[2], x[5]) == ("system", "10", "clang")][0]
+        rows, _ = crosscc.build(rundir.load(self.folder), reference="gcc")
+        r = [x for x in rows if (x[1], x[2], x[5]) == ("system", 10, "clang")][0]
         self.assertEqual(r[6], "gcc")
         self.assertAlmostEqual(float(r[8]), 0.5, places=6)
 

@@ -16,17 +16,12 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_runner import BUILD, ROOT  # noqa: E402
+from runner import catalog  # noqa: E402
 
 
 def rows():
     """(row, source) of allocators/strategies.txt"""
-    out = []
-    with open(os.path.join(ROOT, "allocators", "strategies.txt")) as f:
-        for line in f:
-            fields = line.split()
-            if len(fields) >= 4 and not line.startswith("#"):
-                out.append((fields[0], fields[1]))
-    return out
+    return [(r.name, r.source) for r in catalog.read_rows()]
 
 
 def measured_flags():

@@ -7,8 +7,8 @@ import sys
 import unittest
 from unittest import mock
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "runner"))
-import pinning  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from runner import pinning  # noqa: E402
 
 
 class FakeProbe:

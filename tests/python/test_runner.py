@@ -8,11 +8,13 @@ import errno
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import types
 import unittest
 from unittest import mock
 
@@ -23,8 +25,8 @@ except ImportError:  # Windows
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 RUNNER = os.path.join(ROOT, "runner", "allocmark.py")
-sys.path.insert(0, os.path.join(ROOT, "runner"))
-import allocmark  # noqa: E402
+sys.path.insert(0, ROOT)
+from runner import aggregate, catalog, errors, matrix, memlimit, outputs, progress, rounds, schema, stats  # noqa: E402
 
 
 def build_dir():
@@ -70,6 +72,37 @@ def read_csv(path):
         return header, [dict(zip(header, row)) for row in r]
 
 
+DERIVED = ("summary.csv", "ratios.csv", "tables.txt", "tables.md", "compilers.csv", "compilers.txt",
+           "compilers.md")
+
+
+def assert_regenerates(test, out):
+    """The derived files of the run folder out, regenerated from its samples
+    by runner/allocmark.py --regenerate in a copy, are byte for byte the same."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "copy")
+        shutil.copytree(out, copy)
+        for name in DERIVED[1:]:
+            if os.path.exists(os.path.join(copy, name)):
+                os.remove(os.path.join(copy, name))
+        # summary.csv holds what samples do not (status, counts): its figures
+        # made from the samples are emptied, to be computed again
+        header, rows = read_csv(os.path.join(copy, "summary.csv"))
+        with open(os.path.join(copy, "summary.csv"), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(header)
+            w.writerows([["" if c in schema.FROM_SAMPLES else r[c] for c in header] for r in rows])
+        p = subprocess.run([sys.executable, RUNNER, "--regenerate", copy], capture_output=True, text=True,
+                           timeout=120)
+        test.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        for name in DERIVED:
+            if not os.path.exists(os.path.join(out, name)):
+                test.assertFalse(os.path.exists(os.path.join(copy, name)), name)
+                continue
+            with open(os.path.join(out, name), "rb") as a, open(os.path.join(copy, name), "rb") as b:
+                test.assertEqual(a.read().decode(), b.read().decode(), name)
+
+
 class Tiny(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -89,8 +122,8 @@ class Tiny(unittest.TestCase):
         self.assertIn(self.out, self.p.stdout.splitlines()[-1])
 
     def test_every_file_is_there_with_its_columns(self):
-        expect = {"samples.csv": allocmark.SAMPLE_COLS, "summary.csv": allocmark.SUMMARY_COLS,
-                  "ratios.csv": allocmark.RATIO_COLS, "metrics.csv": allocmark.METRIC_COLS}
+        expect = {"samples.csv": schema.SAMPLE_COLS, "summary.csv": schema.SUMMARY_COLS,
+                  "ratios.csv": schema.RATIO_COLS, "metrics.csv": schema.METRIC_COLS}
         for name, cols in expect.items():
             header, _ = read_csv(os.path.join(self.out, name))
             self.assertEqual(header, cols, name)
@@ -164,6 +197,7 @@ class Tiny(unittest.TestCase):
         self.assertTrue(meta["hardware_counters"] == "available" or
                         meta["hardware_counters"].startswith("unavailable: "))
         self.assertEqual(meta["cells"], {"planned": 4, "ok": 4, "failed": 0, "not_run": 0})
+        self.assertEqual(meta["cpu_count"], os.cpu_count())  # the tables' oversubscription mark
         pin = meta["cpu_pinning"]
         if hasattr(os, "sched_getaffinity"):
             # where the OS can pin, the cells ran on a CPU this process may use
@@ -173,41 +207,78 @@ class Tiny(unittest.TestCase):
             self.assertIsNone(pin["pinned"])
 
 
+class Regenerate(unittest.TestCase):
+    def test_a_run_regenerates_to_the_same_bytes(self):
+        ensure_cells()
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run")
+            p = run(TINY + ["--sizes", "10,210", "--baseline", "system", "--cpu", "none", "--out", out])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            assert_regenerates(self, out)
+
+    def test_a_folder_without_samples_is_bad_input(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = subprocess.run([sys.executable, RUNNER, "--regenerate", tmp], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(os.path.join(tmp, "summary.csv"), p.stderr)
+
+
+class RelativeOut(unittest.TestCase):
+    """--out relative to the working directory, as `make bench OUT=results/x`
+    gives it: the cells run in a scratch folder, and mmap_file puts its heap's
+    file in the run folder's tmp/, so that folder must reach them absolute."""
+
+    def test_every_row_runs_with_a_relative_out(self):
+        ensure_cells("system,mmap_file")
+        with tempfile.TemporaryDirectory() as tmp:
+            rel = os.path.join("results", "x")
+            p = subprocess.run([sys.executable, RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD),
+                                "--allocators", "system,mmap_file", "--baseline", "system", "--workloads",
+                                "thrash_pool", "--sizes", "10", "--samples", "3", "--min-ms", "1", "--seed", "7",
+                                "--cpu", "none", "--no-stats-tables", "--out", rel],
+                               cwd=tmp, capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            _, rows = read_csv(os.path.join(tmp, rel, "summary.csv"))
+            self.assertEqual(sorted((r["strategy"], r["status"], r["reason"]) for r in rows),
+                             [("mmap_file", "ok", ""), ("system", "ok", "")])
+            self.assertEqual(os.readlink(os.path.join(tmp, "results", "latest")), "x")
+
+
 class Rounds(unittest.TestCase):
     """How a cell's samples are split between rounds, and what a later round
     does to the cell (no processes: made-up answers)."""
 
     def test_samples_split_first_rounds_take_the_rest(self):
-        self.assertEqual([allocmark.samples_in_round(9, 3, r) for r in range(3)], [3, 3, 3])
-        self.assertEqual([allocmark.samples_in_round(7, 3, r) for r in range(3)], [3, 2, 2])
-        self.assertEqual([allocmark.samples_in_round(5, 1, 0)], [5])
+        self.assertEqual([rounds.samples_in_round(9, 3, r) for r in range(3)], [3, 3, 3])
+        self.assertEqual([rounds.samples_in_round(7, 3, r) for r in range(3)], [3, 2, 2])
+        self.assertEqual([rounds.samples_in_round(5, 1, 0)], [5])
 
     @staticmethod
     def block_cells():
         """two compilers x 4 strategies x 5 blocks (workload, size): 40 cells"""
-        return [allocmark.Cell(cc, s, w, size, 1, 0, False) for cc in ("gcc", "clang")
+        return [matrix.Cell(cc, s, w, size, 1, 0, False) for cc in ("gcc", "clang")
                 for s in ("system", "ideal", "pool", "fast_pool")
                 for w, size in (("thrash_pool", 10), ("thrash_pool", 1810), ("list_create", 10),
                                 ("map_erase", 10), ("map_erase", 210))]
 
     def test_each_round_visits_every_cell_once_in_a_new_order(self):
-        cells = allocmark.blocked_shuffle(self.block_cells(), random.Random(5))
-        seen = list(allocmark.visits(cells, 3, 11))
+        cells = matrix.blocked_shuffle(self.block_cells(), random.Random(5))
+        seen = list(matrix.visits(cells, 3, 11))
         self.assertEqual([r for r, _ in seen], [0] * 40 + [1] * 40 + [2] * 40)
         rounds = [[c for r, c in seen if r == k] for k in range(3)]
         for order in rounds:
             self.assertEqual(sorted(map(id, order)), sorted(map(id, cells)))
         self.assertEqual(rounds[0], cells)  # round 1 keeps the plan's shuffled order
         self.assertNotEqual(rounds[1], rounds[2])
-        self.assertEqual(seen, list(allocmark.visits(cells, 3, 11)))  # the seed decides
+        self.assertEqual(seen, list(matrix.visits(cells, 3, 11)))  # the seed decides
 
     def test_a_block_runs_without_a_break_in_a_new_order_each_round(self):
-        cells = allocmark.blocked_shuffle(self.block_cells(), random.Random(5))
-        seen = list(allocmark.visits(cells, 3, 11))
+        cells = matrix.blocked_shuffle(self.block_cells(), random.Random(5))
+        seen = list(matrix.visits(cells, 3, 11))
         block_orders, inner = [], {}
         for k in range(3):
             order = [c for r, c in seen if r == k]
-            blocks = [allocmark.block_of(c) for c in order]
+            blocks = [matrix.block_of(c) for c in order]
             # each block's 8 cells (2 compilers x 4 strategies) are contiguous
             runs = [b for i, b in enumerate(blocks) if i == 0 or blocks[i - 1] != b]
             self.assertEqual(len(runs), 5)
@@ -215,7 +286,7 @@ class Rounds(unittest.TestCase):
             block_orders.append(runs)
             for b in runs:
                 inner.setdefault(b, []).append([(c.compiler, c.strategy) for c in order
-                                                if allocmark.block_of(c) == b])
+                                                if matrix.block_of(c) == b])
         self.assertGreater(len({tuple(o) for o in block_orders}), 1)  # blocks are shuffled
         # inside a block the order changes too (a strategy is not always first)
         self.assertTrue(any(len({tuple(o) for o in orders}) > 1 for orders in inner.values()))
@@ -223,49 +294,49 @@ class Rounds(unittest.TestCase):
         self.assertGreater(len(firsts), 1)
 
     def test_progress_names_the_cell_of_the_matrix_and_the_round(self):
-        p = allocmark.Progress(40, 3, False)
+        p = progress.Progress(40, 3, False)
         self.assertEqual(p._where(0, 0), "cell 1/40 round 1/3")
         self.assertEqual(p._where(45, 1), "cell 6/40 round 2/3")
-        self.assertEqual(allocmark.Progress(40, 1, False)._where(39, 0), "cell 40/40")
+        self.assertEqual(progress.Progress(40, 1, False)._where(39, 0), "cell 40/40")
         p.skip()  # a later round of a failed cell is not visited
         self.assertEqual(p.total, 119)
 
     def made_up_cell(self):
-        c = allocmark.Cell("cc", "system", "thrash_pool", 10, 1, 0, False)
+        c = aggregate.Measurement(matrix.Cell("cc", "system", "thrash_pool", 10, 1, 0.0, False))
         c.status, c.stats = "ok", {}
         c.result = {"reps": 4, "ops_per_rep": 2, "samples_ns": [800, 880], "sample_rounds": [0, 0],
                     "peak_rss": 100}
-        c.summary = allocmark.summarize(c, 1)
+        c.summary = aggregate.summarize(c, 1)
         return c
 
     def test_a_later_round_adds_its_samples(self):
         c = self.made_up_cell()
-        allocmark.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960], "peak_rss": 300}, None, 1, 1)
+        rounds.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960], "peak_rss": 300}, None, 1, 1)
         self.assertEqual(c.status, "ok")
         self.assertEqual(c.result["samples_ns"], [800, 880, 960])
         self.assertEqual(c.result["sample_rounds"], [0, 0, 1])
         self.assertEqual(c.result["peak_rss"], 300)
         self.assertEqual(c.summary["samples"], 3)
         self.assertEqual(c.summary["median_ns_per_op"], 110)  # 880 / (4 reps x 2 ops)
-        rows = allocmark.sample_rows([c])
+        rows = outputs.sample_lines([c])
         self.assertEqual([r[-1] for r in rows], [1, 1, 2])
 
     def test_the_full_bootstrap_comes_with_the_last_round(self):
         c = self.made_up_cell()
-        allocmark.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960]}, None, 1, 1, last=False)
+        rounds.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960]}, None, 1, 1, last=False)
         self.assertFalse(c.final)
-        allocmark.finalize([c], 1)  # the run ended before round 3
+        aggregate.finalize([c], 1)  # the run ended before round 3
         self.assertTrue(c.final)
-        full = allocmark.stats.median_ci([100, 110, 120], allocmark.stats.seed_for(1, *c.cols()),
-                                         allocmark.stats.RESAMPLES)
+        full = stats.median_ci([100, 110, 120], stats.seed_for(1, *c.fields()),
+                                         stats.RESAMPLES)
         self.assertEqual((c.summary["ci_low_ns"], c.summary["ci_high_ns"]), full)
 
     def test_a_failed_later_round_fails_the_cell(self):
         c = self.made_up_cell()
-        allocmark.add_round(c, None, "crashed (SIGSEGV)", 2, 1)
+        rounds.add_round(c, None, "crashed (SIGSEGV)", 2, 1)
         self.assertEqual((c.status, c.reason, c.summary), ("failed", "round 3: crashed (SIGSEGV)", None))
         c = self.made_up_cell()
-        allocmark.add_round(c, {"status": "ok", "reps": 5, "samples_ns": [1]}, None, 1, 1)
+        rounds.add_round(c, {"status": "ok", "reps": 5, "samples_ns": [1]}, None, 1, 1)
         self.assertEqual(c.status, "failed")
         self.assertIn("reps 5", c.reason)
 
@@ -276,7 +347,7 @@ class Expect(unittest.TestCase):
 
     def test_the_cell_checks_against_the_given_reference(self):
         ensure_cells()
-        exe = allocmark.cell_exe(os.path.join(BUILD, "bin"), "system")
+        exe = catalog.cell_exe(os.path.join(BUILD, "bin"), "system")
         cmd = [exe, "--workload", "thrash_pool", "--size", "210", "--seed", "7", "--samples", "1", "--reps", "3"]
         first = json.loads(subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout)
         self.assertEqual(first["status"], "ok")
@@ -295,19 +366,19 @@ class Expect(unittest.TestCase):
         self.assertIn("--expect needs --reps", p.stderr)
 
     def test_a_later_round_passes_round_one_s_reps_and_reference(self):
-        c = allocmark.Cell("gcc", "system", "thrash_pool", 10, 1, 0, False)
+        c = aggregate.Measurement(matrix.Cell("gcc", "system", "thrash_pool", 10, 1, 0.0, False))
         c.status = "ok"
         c.result = {"reps": 4, "expect": 2 ** 63 + 5, "ops_per_rep": 1, "samples_ns": [8], "sample_rounds": [0]}
-        c.summary = allocmark.summarize(c, 1)
-        args = allocmark.make_parser().parse_args(["--compilers", "gcc"])
-        cfg = {"seed": 1, "samples": 3, "rounds": 3, "min_ms": 1.0}
+        c.summary = aggregate.summarize(c, 1)
+        cfg = types.SimpleNamespace(seed=1, samples=3, rounds=3, min_ms=1.0, mem_limits={},
+                                    cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row)
         seen = []
 
-        def fake_run(cmd, timeout, scratch, env):
-            seen.append(cmd)
-            return {"status": "ok", "reps": 4, "samples_ns": [9]}, None
-        with mock.patch.object(allocmark, "run_process", fake_run):
-            allocmark.measure(c, args, cfg, tempfile.gettempdir(), rnd=1)
+        class FakeLauncher:
+            def run(self, cmd, many_threads=False):
+                seen.append(cmd)
+                return {"status": "ok", "reps": 4, "samples_ns": [9]}, None
+        rounds.measure(c, cfg, FakeLauncher(), rnd=1)
         self.assertEqual(seen[0][seen[0].index("--reps") + 1], "4")
         self.assertEqual(seen[0][seen[0].index("--expect") + 1], str(2 ** 63 + 5))
         self.assertEqual(c.result["samples_ns"], [8, 9])
@@ -330,7 +401,8 @@ class BadInput(unittest.TestCase):
         for n in needles:
             self.assertIn(n, p.stderr)
         self.assertNotIn("cell 1/", p.stdout)
-        self.assertFalse(os.path.exists(os.path.join(out, "summary.csv")))
+        # bad input leaves nothing behind, not even an empty run folder
+        self.assertFalse(os.path.exists(out), os.listdir(out) if os.path.isdir(out) else out)
         return p
 
     def test_unknown_strategy_names_the_valid_ones(self):
@@ -364,6 +436,9 @@ class BadInput(unittest.TestCase):
         self.check(["--cpu", "fast"], "'fast'")
         if hasattr(os, "sched_getaffinity"):
             self.check(["--allocators", "system", "--cpu", "4096"], "--cpu 4096", "may use CPUs")
+            # one past the CPUs this process may use: known only from the machine
+            past = max(os.sched_getaffinity(0)) + 1
+            self.check(["--allocators", "system", "--cpu", str(past)], f"--cpu {past}", "may use CPUs")
 
     def test_unknown_compiler(self):
         self.check(["--compilers", "nosuchcc"], "nosuchcc")
@@ -383,7 +458,7 @@ class BadInput(unittest.TestCase):
 
     def test_the_cell_refuses_a_size_past_2_to_the_40(self):
         # 2^64 - 1 used to reach the workload and die of SIGFPE (rand % (len + 1))
-        exe = allocmark.cell_exe(os.path.join(BUILD, "bin"), "system")
+        exe = catalog.cell_exe(os.path.join(BUILD, "bin"), "system")
         p = subprocess.run([exe, "--workload", "thrash_pool", "--size", "18446744073709551615"],
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 2, p.stderr)
@@ -438,6 +513,9 @@ class FailingCells(unittest.TestCase):
         self.assertEqual(r["status"], "failed")
         self.assertIn("checksum mismatch", r["reason"])
 
+    def test_regenerated_from_samples_the_files_are_the_same(self):
+        assert_regenerates(self, self.out)
+
     def test_failed_cells_show_in_the_table_and_have_no_ratio(self):
         self.assertIn("failed", self.p.stdout)
         _, ratios = read_csv(os.path.join(self.out, "ratios.csv"))
@@ -479,7 +557,7 @@ class MemLimit(unittest.TestCase):
     def test_the_size_needs_more_than_the_limit(self):
         # the failure below must come from the limit: without it this cell runs
         ensure_cells()
-        exe = allocmark.cell_exe(os.path.join(BUILD, "bin"), "system")
+        exe = catalog.cell_exe(os.path.join(BUILD, "bin"), "system")
         cmd = [exe, "--workload", "mmap_pressure", "--size", str(self.BIG), "--threads", "1", "--seed", "7",
                "--samples", "3", "--reps", "1"]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
@@ -510,7 +588,7 @@ class MemLimit(unittest.TestCase):
 
     def test_default_is_half_of_physical_memory_and_none_disables(self):
         ensure_cells()
-        ram = allocmark.memlimit.physical_memory()
+        ram = memlimit.physical_memory()
         with tempfile.TemporaryDirectory() as tmp:
             for arg, want in ((None, ram // 2), ("none", None)):
                 out = os.path.join(tmp, "run-" + str(arg))
@@ -543,7 +621,7 @@ class MemLimit(unittest.TestCase):
                 self.assertEqual(json.load(f)["mem_limit"]["not_applied_to"], ["cc-asan"])
 
     def test_parse(self):
-        parse = allocmark.memlimit.parse
+        parse = memlimit.parse
         self.assertEqual(parse("512M"), 512 << 20)
         self.assertEqual(parse("4G"), 4 << 30)
         self.assertEqual(parse("4gib"), 4 << 30)
@@ -588,7 +666,7 @@ class FullDisk(unittest.TestCase):
         cls.tmp.cleanup()
 
     def test_exit_status_and_message_name_the_folder(self):
-        self.assertEqual(self.p.returncode, allocmark.EXIT_NOT_WRITTEN, self.p.stderr)
+        self.assertEqual(self.p.returncode, errors.EXIT_NOT_WRITTEN, self.p.stderr)
         self.assertIn(f"cannot write the results into {self.out}", self.p.stderr)
         self.assertIn("follow on stdout", self.p.stderr)
 
@@ -630,10 +708,10 @@ class WriteAtomic(unittest.TestCase):
 
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "summary.csv")
-            allocmark.write_atomic(path, "a,b\n1,2\n")
+            outputs.write_atomic(path, "a,b\n1,2\n")
             with mock.patch("builtins.open", lambda *a, **k: Full(real_open(*a, **k))):
                 with self.assertRaises(OSError) as e:
-                    allocmark.write_atomic(path, "a,b\n3,4\n5,6\n")
+                    outputs.write_atomic(path, "a,b\n3,4\n5,6\n")
             self.assertEqual(e.exception.errno, errno.ENOSPC)
             with open(path) as f:
                 self.assertEqual(f.read(), "a,b\n1,2\n")

@@ -12,7 +12,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_runner as tr  # noqa: E402
-import allocmark  # noqa: E402
+from runner import cell_process  # noqa: E402
 
 ROWS = "system,mmap_file,tls_size_class"
 
@@ -24,8 +24,8 @@ def metrics(out):
 
 class CellEnv(unittest.TestCase):
     def test_tmpdir_is_passed(self):
-        self.assertEqual(allocmark.cell_env("/x/tmp")["AM_TMPDIR"], "/x/tmp")
-        self.assertEqual(allocmark.cell_env(None).get("AM_TMPDIR"), os.environ.get("AM_TMPDIR"))
+        self.assertEqual(cell_process.cell_env("/x/tmp")["AM_TMPDIR"], "/x/tmp")
+        self.assertEqual(cell_process.cell_env(None).get("AM_TMPDIR"), os.environ.get("AM_TMPDIR"))
 
 
 class Scenarios(unittest.TestCase):

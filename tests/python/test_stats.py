@@ -5,8 +5,8 @@ import random
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runner"))
-import stats  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from runner import stats  # noqa: E402
 
 
 class Median(unittest.TestCase):

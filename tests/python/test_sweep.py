@@ -13,27 +13,27 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_runner as tr  # noqa: E402
-import allocmark  # noqa: E402
+from runner import matrix  # noqa: E402
 
 ROWS = "pool,fast_pool,ideal"
 
 
 class ThreadSweep(unittest.TestCase):
     def test_powers_of_two_then_one_past(self):
-        self.assertEqual(allocmark.thread_sweep(1), [1, 2])
-        self.assertEqual(allocmark.thread_sweep(2), [1, 2, 4])
-        self.assertEqual(allocmark.thread_sweep(6), [1, 2, 4, 6, 8])
+        self.assertEqual(matrix.thread_sweep(1), [1, 2])
+        self.assertEqual(matrix.thread_sweep(2), [1, 2, 4])
+        self.assertEqual(matrix.thread_sweep(6), [1, 2, 4, 6, 8])
 
     def test_choices(self):
         w = {"threaded": 1, "thread_sweep": 1, "params": [0, 100, 500]}
-        self.assertEqual(allocmark.choose_threads(w, None, 2, True), [1, 2])
-        self.assertEqual(allocmark.choose_threads(w, 3, 2, False), [3])
-        self.assertEqual(allocmark.choose_params(w, None, True), [0.0, 500.0])
-        self.assertEqual(allocmark.choose_params(w, None, False), [0.0, 100.0, 500.0])
-        self.assertEqual(allocmark.choose_params(w, 7, False), [7.0])
+        self.assertEqual(matrix.choose_threads(w, None, 2, True), [1, 2])
+        self.assertEqual(matrix.choose_threads(w, 3, 2, False), [3])
+        self.assertEqual(matrix.choose_params(w, None, True), [0.0, 500.0])
+        self.assertEqual(matrix.choose_params(w, None, False), [0.0, 100.0, 500.0])
+        self.assertEqual(matrix.choose_params(w, 7, False), [7.0])
         plain = {"threaded": 0}
-        self.assertEqual(allocmark.choose_threads(plain, 4, 2, False), [1])
-        self.assertEqual(allocmark.choose_params(plain, None, False), [0.0])
+        self.assertEqual(matrix.choose_threads(plain, 4, 2, False), [1])
+        self.assertEqual(matrix.choose_params(plain, None, False), [0.0])
 
 
 class Sweep(unittest.TestCase):

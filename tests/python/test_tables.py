@@ -1,23 +1,23 @@
-"""Tests of runner/tables.py on fixed rows: columns, time units, ratio cells,
-the not-significant mark, failed and missing cells, wrapping, Markdown."""
+"""Tests of runner/tables.py on fixed entries: columns, time units, ratio cells,
+the not-significant mark, failed and missing cells, wrapping, Markdown. The
+tables take numbers (summary and ratio entries in their types), not text."""
 import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runner"))
-import tables  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from runner import tables  # noqa: E402
 
 
 def srow(strategy, size, median, status="ok", compiler="gcc", workload="thrash_pool"):
-    return {"compiler": compiler, "strategy": strategy, "workload": workload, "size": str(size),
-            "threads": "1", "param": "0", "status": status,
-            "median_ns_per_op": "" if median is None else str(median)}
+    return {"compiler": compiler, "strategy": strategy, "workload": workload, "size": size,
+            "threads": 1, "param": 0.0, "status": status, "median_ns_per_op": median}
 
 
 def rrow(strategy, size, ratio, lo, hi, sig, baseline="system"):
-    return {"compiler": "gcc", "workload": "thrash_pool", "size": str(size), "threads": "1",
-            "param": "0", "strategy": strategy, "baseline": baseline, "ratio": str(ratio),
-            "ci_low": str(lo), "ci_high": str(hi), "significant": "1" if sig else "0"}
+    return {"compiler": "gcc", "workload": "thrash_pool", "size": size, "threads": 1,
+            "param": 0.0, "strategy": strategy, "baseline": baseline, "ratio": ratio,
+            "ci_low": lo, "ci_high": hi, "significant": sig}
 
 
 SUMMARY = [srow("system", 10, 29.6), srow("ideal", 10, 12.26), srow("pool", 10, 31.0),
@@ -39,11 +39,11 @@ class Units(unittest.TestCase):
         self.assertEqual(tables.format_time(None), "-")
 
     def test_variant_suffix_names_only_threads_and_params_off_the_default(self):
-        self.assertEqual(tables.variant_suffix("1", "0"), "")
-        self.assertEqual(tables.variant_suffix("", "0.0"), "")
-        self.assertEqual(tables.variant_suffix("4", "0"), " (threads 4)")
-        self.assertEqual(tables.variant_suffix("1", "100"), " (param 100)")
-        self.assertEqual(tables.variant_suffix("2", "10"), " (threads 2, param 10)")
+        self.assertEqual(tables.variant_suffix(1, 0.0), "")
+        self.assertEqual(tables.variant_suffix(4, 0.0), " (threads 4)")
+        self.assertEqual(tables.variant_suffix(1, 100.0), " (param 100)")
+        self.assertEqual(tables.variant_suffix(2, 10.0), " (threads 2, param 10)")
+        self.assertEqual(tables.variant_suffix(1, 0.5), " (param 0.5)")
 
     def test_ratio_carries_interval_and_mark_only_when_not_significant(self):
         self.assertEqual(tables.format_ratio(1.047, 0.98, 1.12, False), "~1.05 [0.98, 1.12]")

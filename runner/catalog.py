@@ -1,0 +1,102 @@
+"""catalog.py: what can be measured. The one Python reader of
+allocators/strategies.txt (the rows), which rows are built for a compiler
+(build/<compiler>/bin), and the workloads a cell lists (am-cell --list).
+It runs no measurement and writes nothing."""
+import collections
+import json
+import os
+import subprocess
+
+from runner.errors import UsageError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STRATEGIES_TXT = os.path.join(ROOT, "allocators", "strategies.txt")
+CELL_PREFIX = "am-cell-"
+
+# One line of strategies.txt: "row source cflags libs description...".
+# cflags and libs: "-" means none, "~" stands for a space.
+Row = collections.namedtuple("Row", "name source cflags libs description")
+
+
+def _field(text):
+    return "" if text == "-" else text.replace("~", " ")
+
+
+def read_rows(path=STRATEGIES_TXT):
+    """The rows in file order. Blank lines and lines whose first non-blank
+    character is # are skipped; any other line needs the four fields, else
+    ValueError naming the line."""
+    rows, seen = [], set()
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            words = line.split()
+            if not words or words[0].startswith("#"):
+                continue
+            if len(words) < 4:
+                raise ValueError(f"{path}:{n}: a row needs four fields (row source cflags libs), "
+                                 f"got '{line.strip()}'")
+            if words[0] in seen:
+                raise ValueError(f"{path}:{n}: row '{words[0]}' is listed twice")
+            seen.add(words[0])
+            rows.append(Row(words[0], words[1], _field(words[2]), _field(words[3]), " ".join(words[4:])))
+    return rows
+
+
+def row_names(path=STRATEGIES_TXT):
+    return [r.name for r in read_rows(path)]
+
+
+def rows_or_usage_error(path=STRATEGIES_TXT):
+    try:
+        return read_rows(path)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot read the rows: {e}")
+
+
+def bin_dir(build_root, compiler):
+    return os.path.join(build_root, compiler, "bin")
+
+
+def cell_exe(bindir, row, stats_build=False):
+    base = os.path.join(bindir, CELL_PREFIX + row + ("-stats" if stats_build else ""))
+    return base + ".exe" if not os.path.exists(base) and os.path.exists(base + ".exe") else base
+
+
+def binaries(bindir):
+    """Row names of the measured executables in bindir (am-cell-<row>[.exe])."""
+    if not os.path.isdir(bindir):
+        return set()
+    names = set()
+    for f in os.listdir(bindir):
+        name = f[:-4] if f.endswith(".exe") else f
+        # row names have no dots: am-cell-<row>.pdb and .ilk (MSVC) are not cells
+        if name.startswith(CELL_PREFIX) and not name.endswith("-stats") and "." not in name:
+            names.add(name[len(CELL_PREFIX):])
+    return names
+
+
+def built_rows(bindir, listed):
+    """The rows of `listed` (strategies.txt order) with a measured executable in
+    bindir. An executable of a row strategies.txt no longer lists (removed or
+    renamed) is left out: it was built from another list."""
+    found = binaries(bindir)
+    return [r for r in listed if r in found]
+
+
+def unlisted_binaries(bindir, listed):
+    return sorted(binaries(bindir) - set(listed))
+
+
+def list_workloads(exe):
+    """The cell's own description of its workloads (am-cell --list): a dict
+    with "compiler" and "workloads" (name, summary, threaded, sizes, ...)."""
+    try:
+        p = subprocess.run([exe, "--list"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise UsageError(f"{exe} --list could not run: {e}")
+    if p.returncode != 0:
+        raise UsageError(f"{exe} --list failed: {p.stderr.strip()}")
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        raise UsageError(f"{exe} --list printed no workload list")

@@ -1,0 +1,100 @@
+"""cell_process.py: starts one am-cell process and reads its answer, the last
+JSON line it prints, or says why there is none (crash, timeout, exit status).
+It knows nothing of rounds or of the matrix."""
+import json
+import os
+import signal
+import subprocess
+
+from runner import pinning
+
+# Windows has no signals: a crashed process exits with its exception's NTSTATUS
+WINDOWS_CRASHES = {0xC0000005: "access violation", 0xC00000FD: "stack overflow",
+                   0xC0000409: "fail-fast or stack buffer overrun", 0xC0000374: "heap corruption",
+                   0xC000001D: "illegal instruction", 0xC0000094: "integer division by zero",
+                   0x80000003: "breakpoint"}
+WINDOWS_CTRL_C = 0xC000013A
+
+
+def parse_json_line(text):
+    """The last line of text that is a JSON object, or None."""
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
+def signal_name(num):
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def crash_reason(returncode, windows=(os.name == "nt")):
+    """'crashed (...)' for a process that died of a signal or a Windows exception, else None."""
+    if windows:
+        code = returncode & 0xFFFFFFFF
+        if code >= 0x80000000:
+            return f"crashed ({WINDOWS_CRASHES.get(code, 'exception')} 0x{code:08X})"
+        return None
+    return f"crashed ({signal_name(-returncode)})" if returncode < 0 else None
+
+
+def interrupted(returncode, windows=(os.name == "nt")):
+    """The child died of Ctrl-C (SIGINT, or Windows' STATUS_CONTROL_C_EXIT)."""
+    return returncode == -signal.SIGINT or (windows and returncode & 0xFFFFFFFF == WINDOWS_CTRL_C)
+
+
+def cell_env(tmpdir):
+    """The environment of a cell: AM_TMPDIR names the run's temporary folder,
+    where file-backed strategies (mmap_file) put their files. The cell runs in
+    another working directory, so the folder is made absolute here."""
+    env = dict(os.environ)
+    if tmpdir:
+        env["AM_TMPDIR"] = os.path.abspath(tmpdir)
+    return env
+
+
+def run_process(cmd, timeout, cwd, env=None):
+    """Runs one cell process: (json or None, failure reason or None)."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env)
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {timeout:g} s"
+    except OSError as e:  # could not start, e.g. the executable was removed during the run
+        return None, f"could not start: {e.strerror or e}"
+    if interrupted(p.returncode):
+        raise KeyboardInterrupt
+    crash = crash_reason(p.returncode)
+    if crash:
+        return None, crash
+    out = parse_json_line(p.stdout)
+    err = p.stderr.strip().splitlines()
+    sanitizer = [line for line in err if line.startswith("SUMMARY: ")]
+    if out is not None and out.get("status") == "failed":
+        return out, out.get("reason", "failed") + (f" (exit status {p.returncode})" if p.returncode else "")
+    if p.returncode != 0 or out is None:
+        if sanitizer:
+            return None, f"crashed ({sanitizer[-1][len('SUMMARY: '):][:200]})"
+        last = err[-1][:200] if err else "no output"
+        return None, f"exit status {p.returncode}: {last}"
+    return out, None
+
+
+class Launcher:
+    """Starts the cells of a run: each in the scratch folder, with the run's
+    environment and timeout, on the CPU the pinner chose (a cell with several
+    threads on every CPU)."""
+
+    def __init__(self, timeout, scratch, tmpdir=None, pinner=None):
+        self.timeout, self.scratch, self.pinner = timeout, scratch, pinner
+        self.env = cell_env(tmpdir)
+
+    def run(self, cmd, many_threads=False):
+        pinning.place(self.pinner and self.pinner.cpu, many_threads)
+        return run_process(cmd, self.timeout, self.scratch, self.env)

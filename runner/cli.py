@@ -1,0 +1,149 @@
+"""cli.py: the runner's command line: its options and the converters that
+read their values (a value that does not read is bad input, exit status 2,
+with the value echoed). What the values mean together is config.py's job."""
+import argparse
+import os
+
+from runner import config, memlimit
+from runner.catalog import ROOT
+
+
+def whole_number(minimum):
+    def parse(s):
+        try:
+            v = int(s, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: '{s}'")
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}: '{s}'")
+        return v
+    return parse
+
+
+def _float(s):
+    try:
+        return float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: '{s}'")
+
+
+def positive_number(s):
+    v = _float(s)
+    if not v > 0 or v != v or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number: '{s}'")
+    return v
+
+
+def non_negative_number(s):
+    v = _float(s)
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a non-negative number: '{s}'")
+    return v
+
+
+def sizes_arg(s):
+    if s in ("linear", "log", "default"):
+        return s
+    out = []
+    for part in s.split(","):
+        part = part.strip()
+        try:
+            v = int(part, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"not a size: '{part}' (give whole numbers separated by commas, 'linear' or 'log')")
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"a size must be at least 1: '{part}'")
+        if v > config.MAX_SIZE:
+            raise argparse.ArgumentTypeError(
+                f"size '{part}' cannot fit in memory (at most 2^40 = {config.MAX_SIZE}: elements, bytes or MiB)")
+        out.append(v)
+    return out
+
+
+def cpu_arg(s):
+    if s in ("auto", "none"):
+        return s
+    try:
+        v = int(s, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a CPU: '{s}' (give a CPU number, 'auto' or 'none')")
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"a CPU number is at least 0: '{s}'")
+    return v
+
+
+def mem_limit_arg(s):
+    try:
+        return memlimit.parse(s)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
+def names_arg(s):
+    return [n.strip() for n in s.split(",") if n.strip()]
+
+
+def make_parser():
+    ap = argparse.ArgumentParser(
+        prog="allocmark.py",
+        description="Run the allocmark benchmark matrix: every (compiler, strategy, workload, size) "
+                    "cell in fresh processes (one a round), in a shuffled order of blocks (a block: the "
+                    "cells one table row compares, run one after the other); write CSV files, meta.json "
+                    "and tables to the run folder.",
+        epilog="Exit status: 0 done (some cells may have failed: see summary.csv), 2 bad input, "
+               "3 every cell failed, 4 the run folder could not be written, 130 interrupted "
+               "(finished cells are kept).")
+    ap.add_argument("--list", action="store_true", help="list strategies, workloads and sizes, then exit")
+    ap.add_argument("--regenerate", metavar="RUN",
+                    help="rewrite summary.csv, ratios.csv and the tables of the run folder RUN from its "
+                         "samples (and compilers.* for a run of several compilers), then exit")
+    ap.add_argument("--allocators", type=names_arg, metavar="A,B",
+                    help="strategies (rows of allocators/strategies.txt) to run (default: every row "
+                         "built in build/<compiler>/bin)")
+    ap.add_argument("--workloads", type=names_arg, metavar="W,V", help="workloads (default: all)")
+    ap.add_argument("--sizes", type=sizes_arg, metavar="N,M|linear|log",
+                    help="sizes: numbers, 'linear' (each workload's whole linear sweep) or 'log' "
+                         "(its log sweep); default: every other size of the linear sweep plus the last")
+    ap.add_argument("--samples", type=whole_number(3), metavar="K",
+                    help=f"samples per cell (default {config.DEFAULT_SAMPLES}, at least 3)")
+    ap.add_argument("--rounds", type=whole_number(1), metavar="R",
+                    help=f"processes per cell: the samples are split between R rounds over the "
+                         f"whole matrix, each in a new order (default {config.DEFAULT_ROUNDS}; at most --samples)")
+    ap.add_argument("--min-ms", type=positive_number, metavar="X",
+                    help=f"shortest sample in ms (default {config.DEFAULT_MIN_MS:g})")
+    ap.add_argument("--baseline", metavar="S",
+                    help=f"strategy the ratios divide by (default {config.DEFAULT_BASELINE}; "
+                         f"{config.FALLBACK_BASELINE} where that is not built)")
+    ap.add_argument("--seed", type=whole_number(0), metavar="S",
+                    help="seed of the cell order, the workloads and the bootstrap (default: random, recorded)")
+    ap.add_argument("--threads", type=whole_number(1), metavar="T",
+                    help="threads for threaded workloads (default: the number of CPUs)")
+    ap.add_argument("--param", type=non_negative_number, metavar="P",
+                    help="the workloads' knob (default: each workload's own)")
+    ap.add_argument("--out", metavar="DIR", help="run folder (default results/<YYYYmmdd-HHMMSS>)")
+    ap.add_argument("--compilers", type=names_arg, metavar="C,D",
+                    help="compiler build folders build/<name>/bin to use (default: the name of $CC, "
+                         "as the Makefile uses)")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"small matrix: the largest size, {config.QUICK_SAMPLES} samples, "
+                         f"min-ms {config.QUICK_MIN_MS:g}")
+    ap.add_argument("--cpu", type=cpu_arg, default="auto", metavar="N|auto|none",
+                    help="CPU for the single-threaded cells (default auto: the fastest in a short "
+                         "probe; none: wherever the OS puts them)")
+    ap.add_argument("--timeout", type=positive_number, default=60.0, metavar="S",
+                    help="seconds a cell may take before it is stopped and recorded failed (default 60)")
+    ap.add_argument("--mem-limit", type=mem_limit_arg, default="auto", metavar="BYTES|auto|none",
+                    help="address-space limit (RLIMIT_AS) of each cell: bytes or 512M, 4G ...; a cell "
+                         "that needs more fails with 'out of memory' and the run goes on (default "
+                         "auto: half of physical memory; none: no limit; never applied to "
+                         "sanitizer builds nor on Windows)")
+    ap.add_argument("--no-stats-tables", action="store_true",
+                    help="do not write the counting tables (stats-<strategy>-<workload>-<size>.txt: "
+                         "the baseline's -stats cell with --stats, each workload at its largest size)")
+    ap.add_argument("--build-root", default=os.path.join(ROOT, "build"), help=argparse.SUPPRESS)
+    return ap
+
+
+def parse(argv=None):
+    return make_parser().parse_args(argv)

@@ -1,0 +1,228 @@
+"""config.py: a run's configuration, and `plan`, which checks the command
+line's values against what is built and returns a frozen RunConfig. plan
+only reads (strategies.txt, build/, the cells' workload lists): it creates
+no folder and starts no measurement, so bad input leaves nothing behind."""
+import dataclasses
+import datetime
+import os
+import random
+import types
+
+from runner import catalog, matrix, memlimit, pinning
+from runner.errors import UsageError
+
+DEFAULT_BASELINE = "monotonic"
+FALLBACK_BASELINE = "system"
+# A default run's time budget: docs/measurements.md (time budget).
+DEFAULT_SAMPLES = 9
+DEFAULT_MIN_MS = 10.0
+QUICK_SAMPLES = 6
+QUICK_MIN_MS = 5.0
+# A cell's samples are taken in ROUNDS processes, each round visiting every cell
+# in a new order. On shared VMs one process's samples agree closely while two
+# processes of the same cell a minute apart differ much more (the host's load,
+# the process's address layout; docs/bench.md, rounds): samples from one
+# process measure that process, samples from three spread over the run measure
+# the cell. Round 1 calibrates the repetitions; later rounds reuse its count.
+DEFAULT_ROUNDS = 3
+# the cell's own cap (runner/cell_main.c): a size is a count of elements, bytes
+# or MiB, and past 2^40 the workloads' arithmetic would overflow
+MAX_SIZE = 1 << 40
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    build_root: str
+    rows: tuple             # catalog.Row of every line of strategies.txt
+    compilers: tuple        # build folder names, build/<name>/bin
+    rows_of: types.MappingProxyType   # compiler -> rows built for it, strategies.txt order
+    order: tuple            # the strategies of this run, in table order
+    baseline: str
+    notes: tuple            # printed before the run and kept in meta.json
+    listing: types.MappingProxyType   # compiler -> its cells' --list (workloads, compiler version)
+    workloads: tuple
+    sizes: object           # the --sizes value: a list, 'linear', 'log' or 'default'
+    param: object           # --param or None
+    samples: int
+    rounds: int
+    min_ms: float
+    seed: int
+    threads: int            # threads of a threaded workload without a sweep
+    quick: bool
+    cpu: object             # --cpu: a CPU, 'auto' or 'none' (checked against the CPUs allowed)
+    timeout: float
+    mem_limits: types.MappingProxyType  # compiler -> RLIMIT_AS bytes, or None
+    mem_limit_note: types.MappingProxyType
+    stats_tables: bool
+    cells: tuple            # matrix.Cell in the order of round 1
+    run_id: str
+    out_dir: str            # absolute: the cells run in another working directory
+
+    def bin_dir(self, compiler):
+        return catalog.bin_dir(self.build_root, compiler)
+
+    def cell_exe(self, compiler, row, stats_build=False):
+        return catalog.cell_exe(self.bin_dir(compiler), row, stats_build)
+
+    def probe_exe(self):
+        """The executable the CPU probe runs: the baseline's, of the first compiler."""
+        first = self.compilers[0]
+        row = self.baseline if self.baseline in self.rows_of[first] else self.rows_of[first][0]
+        return self.cell_exe(first, row)
+
+
+def default_compiler():
+    cc = os.environ.get("CC", "cc").split()
+    return os.path.basename(cc[0]) if cc else "cc"
+
+
+def _built(args, compilers, listed):
+    rows_of = {}
+    for c in compilers:
+        rows = catalog.built_rows(catalog.bin_dir(args.build_root, c), listed)
+        if not rows:
+            root = args.build_root
+            have = sorted(d for d in os.listdir(root)
+                          if catalog.built_rows(catalog.bin_dir(root, d), listed)) if os.path.isdir(root) else []
+            raise UsageError(f"no cells built for compiler '{c}' (nothing in {catalog.bin_dir(root, c)}); "
+                             f"built: {', '.join(have) or 'none'} (run make, or make CC={c})")
+        rows_of[c] = rows
+    return rows_of
+
+
+def _not_built_note(rows, compilers, rows_of):
+    """One line naming the listed rows some compiler lacks, or None."""
+    missing = []
+    for r in rows:
+        lacking = [c for c in compilers if r.name not in rows_of[c]]
+        if not lacking:
+            continue
+        why = ([f"for {', '.join(lacking)}"] if len(lacking) < len(compilers) else []) + \
+            ([f"needs {r.libs}"] if r.libs else [])
+        missing.append(r.name + (f" ({'; '.join(why)})" if why else ""))
+    return f"not built, so not measured: {', '.join(missing)}" if missing else None
+
+
+def _unlisted_note(args, compilers, listed):
+    stale = sorted({f"{c}: {name}" for c in compilers
+                    for name in catalog.unlisted_binaries(catalog.bin_dir(args.build_root, c), listed)})
+    if not stale:
+        return None
+    return (f"not measured: executables of rows allocators/strategies.txt does not list ({', '.join(stale)})")
+
+
+def _check_writable(path):
+    """Raises UsageError when the folder could not be created or written; creates nothing."""
+    probe = path
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    why = None
+    if not os.path.isdir(probe):
+        why = f"{probe} is not a folder"
+    elif not os.access(probe, os.W_OK | os.X_OK):
+        why = f"{probe}: permission denied"
+    if why:
+        raise UsageError(f"cannot write the run folder '{path}': {why}")
+
+
+def _baseline(args, compilers, rows_of, check_row, notes):
+    if args.baseline:
+        check_row(args.baseline, "baseline")
+        return args.baseline
+    if all(DEFAULT_BASELINE in rows_of[c] for c in compilers):
+        return DEFAULT_BASELINE
+    notes.append(f"baseline {DEFAULT_BASELINE} is not built; ratios are to {FALLBACK_BASELINE}")
+    check_row(FALLBACK_BASELINE, "baseline")
+    return FALLBACK_BASELINE
+
+
+def _mem_limits(args, compilers):
+    limit, why = memlimit.choose(args.mem_limit)
+    limits, sanitized = {}, []
+    for c in compilers:
+        applies = not (limit and memlimit.sanitized(os.path.join(args.build_root, c)))
+        limits[c] = limit if applies else None
+        if not applies:
+            sanitized.append(c)
+    note = {"bytes": limit, "human": memlimit.human(limit) if limit else None, "why": why}
+    if sanitized:
+        note["not_applied_to"] = sanitized
+        note["not_applied_why"] = "sanitizer builds (-fsanitize) reserve terabytes of address space"
+    return limits, note
+
+
+def _check_cpu(cpu):
+    allowed = pinning.allowed_cpus()
+    if isinstance(cpu, int) and allowed is not None and cpu not in allowed:
+        raise UsageError(f"--cpu {cpu}: this process may use CPUs {', '.join(map(str, allowed))}")
+
+
+def plan(args):
+    """Checks every input and returns the run's RunConfig; raises UsageError."""
+    rows = catalog.rows_or_usage_error()
+    listed = [r.name for r in rows]
+    libs_of = {r.name: r.libs for r in rows}
+    compilers = args.compilers or [default_compiler()]
+    rows_of = _built(args, compilers, listed)
+    every_built = [r for r in listed if any(r in rows_of[c] for c in compilers)]
+
+    def check_row(name, what):
+        if name not in listed:
+            raise UsageError(f"unknown {what} '{name}'; valid: {', '.join(listed)}")
+        for c in compilers:
+            if name not in rows_of[c]:
+                need = f" (it links {libs_of[name]}: is the library installed?)" if libs_of.get(name) else ""
+                raise UsageError(f"{what} '{name}' is not built in {catalog.bin_dir(args.build_root, c)}{need}; "
+                                 f"built: {', '.join(rows_of[c])}")
+
+    notes = [n for n in (_unlisted_note(args, compilers, listed),) if n]
+    allocators = args.allocators or every_built
+    for a in allocators:
+        check_row(a, "strategy")
+    if not args.allocators:
+        note = _not_built_note(rows, compilers, rows_of)
+        if note:
+            notes.append(note)
+    baseline = _baseline(args, compilers, rows_of, check_row, notes)
+    if baseline not in allocators:
+        notes.append(f"added the baseline {baseline} to the strategies")
+        allocators = allocators + [baseline]
+    order = [r for r in every_built if r in allocators]
+
+    listing = {c: catalog.list_workloads(catalog.cell_exe(catalog.bin_dir(args.build_root, c), rows_of[c][0]))
+               for c in compilers}
+    wl = {w["name"]: w for w in listing[compilers[0]]["workloads"]}
+    names = args.workloads or list(wl)
+    for n in names:
+        if n not in wl:
+            raise UsageError(f"unknown workload '{n}'; valid: {', '.join(wl)}")
+
+    quick = args.quick
+    samples = args.samples or (QUICK_SAMPLES if quick else DEFAULT_SAMPLES)
+    rounds = args.rounds or min(DEFAULT_ROUNDS, samples)
+    if rounds > samples:
+        raise UsageError(f"--rounds {rounds} is more than --samples {samples}: each round takes "
+                         f"at least one sample")
+    _check_cpu(args.cpu)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2 ** 31)
+    threads = args.threads or max(2, os.cpu_count() or 1)
+    sizes = args.sizes or "default"
+    cells = matrix.cells(compilers, order, rows_of, names, wl, sizes, args.threads, threads, args.param, quick)
+    cells = matrix.blocked_shuffle(cells, random.Random(seed))
+
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out_dir = os.path.abspath(args.out or os.path.join(catalog.ROOT, "results", stamp))
+    _check_writable(out_dir)
+    limits, limit_note = _mem_limits(args, compilers)
+    frozen = types.MappingProxyType
+    return RunConfig(
+        build_root=args.build_root, rows=tuple(rows), compilers=tuple(compilers),
+        rows_of=frozen({c: tuple(r) for c, r in rows_of.items()}), order=tuple(order), baseline=baseline,
+        notes=tuple(notes), listing=frozen(listing), workloads=tuple(names), sizes=sizes, param=args.param,
+        samples=samples, rounds=rounds, min_ms=args.min_ms or (QUICK_MIN_MS if quick else DEFAULT_MIN_MS),
+        seed=seed, threads=threads, quick=quick, cpu=args.cpu, timeout=args.timeout,
+        mem_limits=frozen(limits), mem_limit_note=frozen(limit_note), stats_tables=not args.no_stats_tables,
+        cells=tuple(cells), run_id=os.path.basename(out_dir) if args.out else stamp, out_dir=out_dir)

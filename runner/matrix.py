@@ -1,0 +1,125 @@
+"""matrix.py: the cells of a run and the order they are visited in. A cell is
+a point (compiler, strategy, workload, size, threads, param); a block is the
+cells one table row compares (every strategy and compiler at one workload,
+size, thread count and param); a visit is one process of one cell in one
+round. It chooses and orders; it runs nothing."""
+import collections
+import os
+import random
+
+from runner import schema
+
+# the corner of a sweep that --quick keeps
+QUICK_THREADS = (1, 2)
+QUICK_PARAMS = (0.0, 30.0, 500.0)  # contention's W 0 and 500; mmap_pressure's 0 and 30 %
+
+
+class Cell(collections.namedtuple("Cell", schema.KEY + ("threaded",))):
+    """A point of the matrix; threaded: the workload starts threads."""
+    __slots__ = ()
+
+    def key(self):
+        return tuple(self[:len(schema.KEY)])
+
+    def fields(self):
+        """The key as the CSV files write it."""
+        return schema.key_fields(self.key())
+
+
+def choose_sizes(w, sizes, quick):
+    """The sizes of workload w: a list given, 'log', 'linear' or 'default'
+    (the first, middle and last of the linear sweep; --quick: the last)."""
+    linear = w["sizes"]
+    if isinstance(sizes, list):
+        return sizes
+    if sizes == "log":
+        return w.get("log_sizes") or linear
+    if sizes == "linear":
+        return linear
+    if quick:
+        return [linear[-1]]
+    return sorted({linear[0], linear[len(linear) // 2], linear[-1]})
+
+
+def thread_sweep(cpus):
+    """1, 2, 4, ... up to the CPUs (and the CPU count itself), then one step past."""
+    out, t = [], 1
+    while t <= cpus:
+        out.append(t)
+        t *= 2
+    if out[-1] != cpus:
+        out.append(cpus)
+    return out + [t]
+
+
+def choose_threads(w, given, default, quick):
+    if not w["threaded"]:
+        return [1]
+    if given:
+        return [given]
+    if not w.get("thread_sweep"):
+        return [default]
+    if quick:
+        return list(QUICK_THREADS)
+    return thread_sweep(os.cpu_count() or 1)
+
+
+def choose_params(w, given, quick):
+    if given is not None:
+        return [float(given)]
+    params = [float(p) for p in w.get("params") or []]
+    if not params:
+        return [0.0]
+    if quick:
+        return [p for p in params if p in QUICK_PARAMS] or params[:1]
+    return params
+
+
+def cells(compilers, order, rows_of, workloads, listing, sizes, threads, default_threads, param, quick):
+    """Every cell, compilers and strategies in the order given; a strategy
+    only where it is built for that compiler (rows_of)."""
+    out = []
+    for c in compilers:
+        for s in order:
+            if s not in rows_of[c]:
+                continue
+            for n in workloads:
+                w = listing[n]
+                for size in choose_sizes(w, sizes, quick):
+                    for t in choose_threads(w, threads, default_threads, quick):
+                        for prm in choose_params(w, param, quick):
+                            out.append(Cell(c, s, n, size, t, prm, bool(w["threaded"])))
+    return out
+
+
+def block_of(cell):
+    """The cells one table row compares: every strategy and compiler at one
+    workload, size, thread count and param."""
+    return (cell.workload, cell.size, cell.threads, cell.param)
+
+
+def blocked_shuffle(cells, rng):
+    """The cells in a random order of blocks, each block in a random order of
+    its own. A block's cells run one after the other, within seconds, so they
+    share the machine's state of the moment (a vCPU's slow spells last tens of
+    seconds), and the ratios between them do not depend on which cell met
+    which state. The random order inside a block keeps drift from favouring
+    a strategy."""
+    blocks = {}
+    for c in cells:
+        blocks.setdefault(block_of(c), []).append(c)
+    order = list(blocks.values())
+    rng.shuffle(order)
+    for b in order:
+        rng.shuffle(b)
+    return [c for b in order for c in b]
+
+
+def visits(cells, rounds, seed):
+    """(round, cell) in the order measured: round 0 in the plan's order (a
+    blocked shuffle), each later round in a new blocked shuffle of its own,
+    from the run's seed."""
+    for rnd in range(rounds):
+        order = cells if rnd == 0 else blocked_shuffle(cells, random.Random(f"{seed} round {rnd}"))
+        for c in order:
+            yield rnd, c

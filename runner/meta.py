@@ -1,0 +1,169 @@
+"""meta.py: meta.json, what a run folder says about how it was made: the
+machine, the compilers and malloc libraries, the configuration, the state of
+the run and the counts of its cells. It asks the system (dpkg-query, git,
+/proc/cpuinfo); it measures nothing."""
+import datetime
+import json
+import os
+import platform
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+
+from runner import catalog
+
+ROOT = catalog.ROOT
+
+
+def command_output(cmd, cwd=ROOT):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=20, cwd=cwd)
+        return p.stdout.strip() if p.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _packages(paths):
+    """{path: "package version"} of the Debian packages that own the paths
+    (one dpkg-query for all: each call reads the whole database)."""
+    package_of, version_of = {}, {}
+    if not paths:
+        return {}
+    for line in (command_output(["dpkg-query", "-S"] + paths) or "").splitlines():
+        pkg, _, path = line.partition(": ")
+        package_of[path.strip()] = pkg.split(":")[0]
+    pkgs = sorted(set(package_of.values()))
+    if pkgs:
+        for line in (command_output(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n"] + pkgs)
+                     or "").splitlines():
+            name, _, ver = line.partition(" ")
+            version_of[name] = ver
+    return {p: f"{pkg} {version_of.get(pkg, '')}".strip() for p, pkg in package_of.items()}
+
+
+def library_versions(bindir, built, rows):
+    """Debian package and version of each -l library a built row links, found
+    from the executable's ldd line."""
+    libs_of = {r.name: r.libs for r in rows}
+    wanted = {}
+    for name in built:
+        libs = [w[2:] for w in libs_of.get(name, "").split() if w.startswith("-l")]
+        if not libs:
+            continue
+        ldd = command_output(["ldd", catalog.cell_exe(bindir, name)]) or ""
+        for lib in libs:
+            path = None
+            for line in ldd.splitlines():
+                parts = line.split()
+                if parts and parts[0].startswith(f"lib{lib}.so") and "=>" in parts and len(parts) > 2:
+                    path = os.path.realpath(parts[2])
+            wanted.setdefault(name, []).append((lib, path))
+    package = _packages(sorted({p for v in wanted.values() for _, p in v if p}))
+    return {name: ", ".join(package.get(path) or f"lib{lib} (version unknown{': ' + path if path else ''})"
+                            for lib, path in found)
+            for name, found in wanted.items()}
+
+
+def compiler_info(build_root, compiler, listing):
+    """A compiler's entry: its name (the build folder), command, version and
+    flags (build/<name>/compiler.json, written by make) and --version line."""
+    info = {"name": compiler, "command": None, "version": listing.get("compiler"), "flags": None}
+    path = os.path.join(build_root, compiler, "compiler.json")
+    try:
+        with open(path) as f:
+            info.update({k: v for k, v in json.load(f).items() if v})
+    except (OSError, ValueError):
+        pass
+    if not info["command"] and shutil.which(compiler):
+        info["command"] = compiler  # a folder named after its compiler (make CC=clang)
+    if info["command"] and not info.get("version_line"):
+        # a path as CMake records it may hold spaces ("C:/Program Files/...")
+        cmd = [info["command"]] if os.path.exists(info["command"]) else shlex.split(info["command"])
+        line = command_output(cmd + ["--version"])
+        if line:
+            info["version_line"] = line.splitlines()[0]
+    return info
+
+
+def git_revision():
+    rev = command_output(["git", "rev-parse", "HEAD"])
+    if not rev:
+        return None
+    dirty = command_output(["git", "status", "--porcelain", "--untracked-files=no"])
+    return rev + ("+dirty" if dirty else "")
+
+
+def static_meta(cfg):
+    """The parts of meta.json that do not change during a run (some take a
+    second to find out: dpkg-query), gathered once before the first cell."""
+    first = cfg.compilers[0]
+    return {
+        "host": socket.gethostname(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "kernel": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "compilers": [compiler_info(cfg.build_root, c, cfg.listing[c]) for c in cfg.compilers],
+        "libraries": library_versions(cfg.bin_dir(first), cfg.rows_of[first], cfg.rows),
+        "c_library": " ".join(platform.libc_ver()).strip() or None,
+        "git_revision": git_revision(),
+    }
+
+
+def _hardware_counters(ok):
+    hw = None
+    for m in ok:
+        v = m.result.get("hw_counters")
+        if v and v != "ok":
+            return v
+        if v == "ok":
+            hw = "available"
+    return hw or "unknown: no cell finished"
+
+
+def make_meta(cfg, static, measurements, started, state, pinning_note):
+    ok = [m for m in measurements if m.status == "ok"]
+    res = [m.result.get("timer_resolution_ns") for m in ok if m.result.get("timer_resolution_ns")]
+    meta = {"run_id": cfg.run_id, "date": started.isoformat(timespec="seconds"), "state": state}
+    meta.update(static)
+    meta.update({
+        "seed": cfg.seed,
+        "command_line": " ".join(shlex.quote(a) for a in sys.argv),
+        "strategies": list(cfg.order),
+        "workloads": list(cfg.workloads),
+        "samples": cfg.samples,
+        "rounds": cfg.rounds,
+        "min_ms": cfg.min_ms,
+        "threads_for_threaded_workloads": cfg.threads,
+        "param": cfg.param,
+        "baseline": cfg.baseline,
+        "notes": list(cfg.notes),
+        "quick": cfg.quick,
+        "sizes": cfg.sizes,
+        "timeout_s": cfg.timeout,
+        "mem_limit": dict(cfg.mem_limit_note),
+        "cpu_pinning": pinning_note,
+        "timer_resolution_ns": min(res) if res else None,
+        "hardware_counters": _hardware_counters(ok),
+        "cells": {"planned": len(measurements), "ok": len(ok),
+                  "failed": sum(m.status == "failed" for m in measurements),
+                  "not_run": sum(m.status == "pending" for m in measurements)},
+        "elapsed_s": round((datetime.datetime.now() - started).total_seconds(), 1),
+    })
+    skipped = sum(m.status == "skipped" for m in measurements)
+    if skipped:  # workloads that do not apply to a strategy (cell status "skipped")
+        meta["cells"]["skipped"] = skipped
+    return meta

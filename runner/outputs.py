@@ -1,0 +1,167 @@
+"""outputs.py: the files of a run folder. The measured data (samples.csv,
+metrics.csv, meta.json) and what is derived from it (summary.csv, ratios.csv,
+tables.txt, tables.md); every file written to a temporary name and renamed,
+so a reader or a full disk never sees half a file. It computes nothing: the
+figures come from aggregate.py, the tables from tables.py."""
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+from runner import schema, tables
+from runner.schema import SAMPLE_COLS, SUMMARY_COLS, RATIO_COLS, METRIC_COLS
+
+# Extra tables of some workloads: OSRM's benchmark lines (its query heap's)
+# against the named row, and the slowdown against param 0 (OSRM's mmap
+# allocator: time at each evicted fraction over none evicted)
+BENCH_LINES = {"query_heap": "system"}
+SLOWDOWN = ("mmap_pressure",)
+
+
+def write_atomic(path, text):
+    """A failed write (full disk) leaves the previous file whole and no .tmp."""
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def table_order(measurements, order):
+    """The cells done, in the files' order: compiler, workload, threads, param,
+    size, then the strategies' order."""
+    def place(m):
+        c = m.cell
+        return (c.compiler, c.workload, c.threads, c.param, c.size,
+                order.index(c.strategy) if c.strategy in order else len(order))
+    return sorted((m for m in measurements if m.status != "pending"), key=place)
+
+
+def summary_entry(m):
+    """A cell's summary.csv line as a dict of typed values."""
+    entry = dict(zip(schema.KEY, m.cell.key()))
+    entry.update(status=m.status, reason=m.reason)
+    s = m.summary or {}
+    entry.update({k: s.get(k) for k in SUMMARY_COLS[8:]})
+    return entry
+
+
+def ratio_entry(r):
+    entry = dict(zip(schema.KEY, r.cell.key()))
+    entry.update(baseline=r.baseline, ratio=r.ratio, ci_low=r.ci_low, ci_high=r.ci_high,
+                 significant=r.significant)
+    return entry
+
+
+def sample_lines(measurements):
+    out = []
+    for m in measurements:
+        if m.status != "ok":
+            continue
+        ops, rounds = m.ops(), m.result.get("sample_rounds") or []
+        for i, ns in enumerate(m.result["samples_ns"]):
+            out.append(list(m.cell.key()) + [i, m.result["reps"], ns, ns / ops,
+                                             rounds[i] + 1 if i < len(rounds) else 1])
+    return out
+
+
+def metric_lines(measurements):
+    return [list(m.cell.key()) + [name, value] for m in measurements if m.status == "ok"
+            for name, value in (m.result.get("metrics") or {}).items()]
+
+
+def _lines(entries, cols):
+    return [[e[c] for c in cols] for e in entries]
+
+
+def table_text(done, ratio_list, versus, baseline, order, cpus, markdown):
+    """The tables of a run. done: Measurements in table_order; ratio_list and
+    versus: ratio entries to the baseline and to the VERSUS rows."""
+    summary = [summary_entry(m) for m in done]
+    t = tables.build(summary, ratio_list, baseline, order, cpus=cpus)
+    shared = {}
+    for m in done:
+        v = ((m.result or {}).get("metrics") or {}).get("shared_heap")
+        if v is not None:
+            shared[m.cell.strategy] = bool(v)
+    t += tables.build_versus(summary, versus, order, cpus=cpus, shared=shared)
+    metrics = {m.cell.key(): (m.result or {}).get("metrics") or {} for m in done}
+    for workload, ref in BENCH_LINES.items():
+        t += tables.build_bench_lines(summary, metrics, workload, ref, order)
+    for workload in SLOWDOWN:
+        t += tables.build_slowdown(summary, metrics, workload, order)
+    return tables.render_markdown(t) if markdown else tables.render_text(t)
+
+
+def write_data(out_dir, done, meta):
+    """The measured data: samples.csv, metrics.csv, meta.json."""
+    write_atomic(os.path.join(out_dir, "samples.csv"), schema.csv_text(SAMPLE_COLS, sample_lines(done)))
+    write_atomic(os.path.join(out_dir, "metrics.csv"), schema.csv_text(METRIC_COLS, metric_lines(done)))
+    write_atomic(os.path.join(out_dir, "meta.json"), json.dumps(meta, indent=2) + "\n")
+
+
+def write_derived(out_dir, done, ratios, order, run_id, cpus):
+    """What the data gives: summary.csv, ratios.csv, tables.txt and tables.md;
+    returns the text tables."""
+    summary = [summary_entry(m) for m in done]
+    ratio_list = [ratio_entry(r) for r in ratios.of(done)]
+    write_atomic(os.path.join(out_dir, "summary.csv"), schema.csv_text(SUMMARY_COLS, _lines(summary, SUMMARY_COLS)))
+    write_atomic(os.path.join(out_dir, "ratios.csv"), schema.csv_text(RATIO_COLS, _lines(ratio_list, RATIO_COLS)))
+    versus = [ratio_entry(r) for r in ratios.versus_rows(done)]
+    text = table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=False)
+    write_atomic(os.path.join(out_dir, "tables.txt"), text)
+    write_atomic(os.path.join(out_dir, "tables.md"), f"# allocmark run {run_id}\n\n" +
+                 table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=True))
+    return text
+
+
+def write_all(out_dir, measurements, ratios, meta, order):
+    done = table_order(measurements, order)
+    write_data(out_dir, done, meta)
+    return write_derived(out_dir, done, ratios, order, meta["run_id"], meta.get("cpu_count"))
+
+
+def rescue(out_dir, error, measurements, ratios, meta, order):
+    """The run folder could not be written (full disk, quota): the results go to
+    a new folder in the temporary directory, or, failing that, to stdout as CSV.
+    Returns the tables' text."""
+    print(f"allocmark: cannot write the results into {out_dir}: {error.strerror or error}", file=sys.stderr)
+    try:
+        where = tempfile.mkdtemp(prefix=f"allocmark-{meta['run_id']}-")
+        try:
+            text = write_all(where, measurements, ratios, meta, order)
+            print(f"allocmark: results saved in {where} instead", file=sys.stderr)
+            return text
+        except OSError:
+            shutil.rmtree(where, ignore_errors=True)
+            raise
+    except OSError as e:
+        print(f"allocmark: nor in the temporary directory ({e.strerror or e}); summary.csv and "
+              f"samples.csv follow on stdout", file=sys.stderr)
+    done = table_order(measurements, order)
+    print("== summary.csv\n" + schema.csv_text(SUMMARY_COLS, _lines(map(summary_entry, done), SUMMARY_COLS)) +
+          "== samples.csv\n" + schema.csv_text(SAMPLE_COLS, sample_lines(done)), end="")
+    return ""
+
+
+def point_latest(out_dir):
+    """results/latest -> the newest run (a symlink where the system has them)."""
+    parent, name = os.path.split(os.path.abspath(out_dir))
+    link = os.path.join(parent, "latest")
+    if os.path.exists(link) and not os.path.islink(link):
+        return  # someone's real folder: leave it
+    tmp = link + ".tmp"
+    try:
+        if os.path.lexists(tmp):
+            os.remove(tmp)
+        os.symlink(name, tmp)
+        os.replace(tmp, link)
+    except OSError:
+        pass  # no symlinks here (some Windows setups): the run folder is still complete

@@ -1,0 +1,72 @@
+"""progress.py: what the runner says while it measures: on a terminal one
+progress line (visit j/N, round, elapsed, ETA), otherwise a plain line a
+visit. It only prints."""
+import sys
+import time
+
+from runner import tables
+from runner.schema import fmt
+
+
+def clock(s):
+    s = int(s)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class Progress:
+    """cell j/N of the matrix (and round r/R), elapsed time and an ETA from
+    the visits made so far."""
+
+    def __init__(self, cells, rounds, multi_compiler):
+        self.cells, self.rounds, self.multi = cells, rounds, multi_compiler
+        self.total = cells * rounds  # visits still planned, made or not
+        self.tty = sys.stdout.isatty()
+        self.start = time.monotonic()
+        self.width = 0
+        self.skipped = 0
+
+    def _where(self, i, rnd):
+        """i counts every visit of the run, skipped ones too"""
+        where = f"cell {i - rnd * self.cells + 1}/{self.cells}"
+        return where + (f" round {rnd + 1}/{self.rounds}" if self.rounds > 1 else "")
+
+    def _name(self, c):
+        extra = (f" T={c.threads}" if c.threaded else "") + (f" param={fmt(c.param)}" if c.param else "")
+        return (f"{c.compiler} " if self.multi else "") + f"{c.strategy} {c.workload} {c.size}{extra}"
+
+    def skip(self):
+        """A visit not made (a later round of a failed or skipped cell): the ETA
+        counts only the visits left to make."""
+        self.total -= 1
+        self.skipped += 1
+
+    def before(self, i, m, rnd=0):
+        if not self.tty:
+            return
+        made = i - self.skipped
+        elapsed = time.monotonic() - self.start
+        eta = "?" if made == 0 else clock(elapsed / made * (self.total - made))
+        line = f"{self._where(i, rnd)}  {self._name(m.cell)}  {clock(elapsed)} elapsed  ETA {eta}"
+        sys.stdout.write("\r" + line.ljust(self.width))
+        sys.stdout.flush()
+        self.width = len(line)
+
+    def after(self, i, m, seconds, rnd=0):
+        if m.status == "ok":
+            what = f"{tables.format_time(m.summary['median_ns_per_op'])}/op"
+        elif m.status == "skipped":
+            what = f"skipped: {m.reason}"
+        else:
+            what = f"FAILED: {m.reason}"
+        if self.tty:
+            if m.status == "failed":
+                sys.stdout.write("\r" + " " * self.width + "\r")
+                print(f"{self._where(i, rnd)}  {self._name(m.cell)}  {what}")
+                self.width = 0
+        else:
+            print(f"{self._where(i, rnd)}  {self._name(m.cell)}  {what}  ({seconds:.2f} s)", flush=True)
+
+    def finish(self):
+        if self.tty and self.width:
+            sys.stdout.write("\r" + " " * self.width + "\r")
+            sys.stdout.flush()

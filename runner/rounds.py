@@ -1,0 +1,86 @@
+"""rounds.py: one visit to a cell. Round 1 calibrates the repetitions, checks
+the checksum and runs the -stats twin for the counts; each later round takes
+more samples with round 1's repetitions and reference checksum. A failure in
+any round fails the cell. The processes are started by cell_process.py."""
+import os
+
+from runner import aggregate, memlimit
+
+
+def samples_in_round(samples, rounds, rnd):
+    """The share of a cell's samples taken in round rnd (0-based): the first
+    rounds take one more when samples do not divide evenly."""
+    return samples // rounds + (rnd < samples % rounds)
+
+
+def cell_options(cell, seed, limit):
+    """The options every process of a cell gets."""
+    opts = ["--workload", cell.workload, "--size", str(cell.size), "--seed", str(seed)]
+    if cell.threaded:
+        opts += ["--threads", str(cell.threads)]
+    if cell.param:
+        opts += ["--param", repr(float(cell.param))]
+    if limit:  # the cell caps itself: a preexec_fn here would cost a fork of this process
+        opts += ["--mem-limit", str(limit)]
+    return opts
+
+
+def measure(m, cfg, launcher, rnd=0):
+    """One round of the cell of Measurement m."""
+    cell = m.cell
+    limit = cfg.mem_limits.get(cell.compiler)
+    common = cell_options(cell, cfg.seed, limit)
+    last = rnd == cfg.rounds - 1
+    cmd = [cfg.cell_exe(cell.compiler, cell.strategy)] + common + [
+        "--samples", str(samples_in_round(cfg.samples, cfg.rounds, rnd)), "--min-ms", repr(cfg.min_ms)]
+    if rnd:  # round 1's count, and its reference checksum: the cell need not compute it again
+        cmd += ["--reps", str(m.result["reps"])]
+        if isinstance(m.result.get("expect"), int):
+            cmd += ["--expect", str(m.result["expect"])]
+    out, why = launcher.run(cmd, cell.threaded and cell.threads > 1)
+    if rnd:
+        add_round(m, out, why, rnd, cfg.seed, last)
+        return
+    if why:
+        if limit and ("out of memory" in why or why.startswith("crashed")):
+            why += f", under the memory limit of {memlimit.human(limit)}"
+        m.status, m.reason = "failed", why
+        return
+    if out.get("status") == "skipped":  # the workload does not apply to this strategy
+        m.status, m.reason = "skipped", out.get("reason", "not applicable")
+        return
+    # the cell counts as done only once everything about it is known, so an
+    # interrupt during the -stats run leaves it pending, not half-filled
+    note, counted = "", None
+    if not cell.threaded:
+        exe = cfg.cell_exe(cell.compiler, cell.strategy, stats_build=True)
+        if not os.path.exists(exe):
+            note = "no -stats binary"
+        else:
+            sout, swhy = launcher.run([exe] + common + ["--stats-only"])
+            if swhy:
+                note = "stats run: " + swhy
+            else:
+                counted = sout.get("stats", {})
+    out["sample_rounds"] = [0] * len(out.get("samples_ns", []))
+    m.result, m.stats, m.reason = out, counted, note
+    m.final = last
+    m.summary = aggregate.summarize(m, cfg.seed)
+    m.status = "ok"
+
+
+def add_round(m, out, why, rnd, seed, last=True):
+    """A later round's samples join round 1's; a round that fails fails the cell:
+    a crash or a wrong checksum in any process is the cell's result."""
+    if not why and (out.get("status") != "ok" or out.get("reps") != m.result["reps"]):
+        why = f"unexpected answer: status {out.get('status')}, reps {out.get('reps')}"
+    if why:
+        m.status, m.reason, m.summary = "failed", f"round {rnd + 1}: {why}", None
+        return
+    r = m.result
+    r["samples_ns"] = r["samples_ns"] + out["samples_ns"]
+    r["sample_rounds"] = r["sample_rounds"] + [rnd] * len(out["samples_ns"])
+    if out.get("peak_rss"):
+        r["peak_rss"] = max(r.get("peak_rss") or 0, out["peak_rss"])
+    m.final = last
+    m.summary = aggregate.summarize(m, seed)

@@ -1,0 +1,89 @@
+"""schema.py: the files of a run folder as data: the CSV columns, the key of a
+cell, how a number is written into a CSV file and read back. The runner writes
+with it and every reader (rundir.py, hence the report) reads with it. It holds
+no data and does no I/O beyond turning rows into CSV text."""
+import csv
+import io
+import math
+
+# one cell of the matrix: a point (compiler, strategy, workload, size, threads,
+# param); in memory size and threads are ints and param a float
+KEY = ("compiler", "strategy", "workload", "size", "threads", "param")
+
+SAMPLE_COLS = list(KEY) + ["sample", "reps", "ns", "ns_per_op", "round"]
+SUMMARY_COLS = list(KEY) + [
+    "status", "reason", "samples", "reps", "ops_per_rep", "median_ns_per_op", "min_ns_per_op",
+    "ci_low_ns", "ci_high_ns", "cv", "peak_rss_bytes", "bytes_requested", "bytes_peak", "reserved_peak",
+    "overhead_pct", "allocs", "frees", "instructions_per_op", "cycles_per_op"]
+# summary.csv's figures computed from the samples; the rest the cell reported
+FROM_SAMPLES = ("samples", "median_ns_per_op", "min_ns_per_op", "ci_low_ns", "ci_high_ns", "cv")
+RATIO_COLS = ["compiler", "workload", "size", "threads", "param", "strategy", "baseline", "ratio",
+              "ci_low", "ci_high", "significant"]
+METRIC_COLS = list(KEY) + ["metric", "value"]
+
+COLUMNS = {"samples.csv": SAMPLE_COLS, "summary.csv": SUMMARY_COLS, "ratios.csv": RATIO_COLS,
+           "metrics.csv": METRIC_COLS}
+# columns read as text; every other column is a number (empty: not available)
+TEXT = {"compiler", "strategy", "workload", "status", "reason", "baseline", "metric"}
+# columns a run folder written before they existed may lack, and their value then
+DEFAULTS = {"threads": 1, "param": 0.0, "round": 1}
+
+
+def fmt(v):
+    """A value as a CSV field: whole numbers without a point, others to six
+    significant digits, True/False as 1/0, None as empty."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, float):
+        if v == int(v) and abs(v) < 1e15:
+            return str(int(v))
+        return f"{v:.6g}"
+    return str(v)
+
+
+def csv_text(header, rows):
+    """CSV text with a header line; every value written with fmt."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for r in rows:
+        w.writerow([fmt(v) for v in r])
+    return buf.getvalue()
+
+
+def number(text):
+    """A CSV field as a number (None when empty); ValueError when it is not one."""
+    if text is None or text.strip() == "":
+        return None
+    v = float(text)
+    if math.isnan(v):
+        raise ValueError(f"not a number: '{text}'")
+    return v
+
+
+def key_value(column, text):
+    """A key column's field in its type: size and threads whole, param a float."""
+    if column not in ("size", "threads", "param"):
+        return text
+    v = number(text)
+    if v is None:
+        if column in DEFAULTS:
+            return DEFAULTS[column]
+        raise ValueError("empty")
+    if column == "param":
+        return v
+    if v != int(v):
+        raise ValueError(f"not a whole number: '{text}'")
+    return int(v)
+
+
+def key_of(row):
+    """The key of a typed row (a dict with the KEY columns)."""
+    return tuple(row[k] for k in KEY)
+
+
+def key_fields(key):
+    """A key as the CSV writes it (the seeds of the bootstrap hash this text)."""
+    return [fmt(v) for v in key]
