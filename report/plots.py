@@ -11,8 +11,11 @@ import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import results  # noqa: E402
+if __name__ == "__main__":
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+from report import results  # noqa: E402
+from runner.outputs import write_atomic  # noqa: E402
 
 ROOT = results.ROOT
 SCRIPTS = os.path.join(ROOT, "plots")
@@ -45,13 +48,6 @@ def style_of(run, strategy):
 
 def gp_string(s):
     return "'" + str(s).replace("'", "''") + "'"
-
-
-def write_atomic(path, text):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def num(x):
@@ -242,7 +238,7 @@ class Plotter:
                     lines.append(s + " " + " ".join("NaN" if c is None else num(c) for c in cols))
             if not lines:
                 continue
-            name = results.re.sub(r"[^A-Za-z0-9_.+-]+", "_", f"{w}-{label}".strip("-")) + "-compilers"
+            name = results.file_slug(f"{w}-{label}".strip("-")) + "-compilers"
             title = f"{w}: compilers at {gs[0].axis} {x}" + (f" — {label}" if label else "")
             self.draw("compilers", name, "\n".join(lines) + "\n",
                       dict(workload=w, compiler="", variant=label, kind="compilers",

@@ -14,8 +14,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import fake_results  # noqa: E402
 import htmlcheck  # noqa: E402
-sys.path.insert(0, os.path.join(ROOT, "report"))
-import plots  # noqa: E402
+sys.path.insert(0, ROOT)
+from report import plots  # noqa: E402
 
 REPORT = os.path.join(ROOT, "report", "report.py")
 

@@ -1,0 +1,173 @@
+"""pieces.py: the report's small parts: number formats for the page, a
+strategy's time and ratio cells, a group's table, inlined plots, a file shown
+as a table. Used by the sections (result_sections.py, run_sections.py)."""
+import csv
+import html
+import io
+import os
+import re
+
+from report import results
+
+esc = html.escape
+
+
+# ---- number formatting: three significant digits, thousands separated ----
+def fmt(v, unit=""):
+    if v is None:
+        return "—"
+    a = abs(v)
+    if a >= 1000:
+        s = f"{v:,.0f}"
+    elif a == 0 or a >= 0.001:
+        s = f"{v:.3g}"
+    else:
+        s = f"{v:.2e}"
+    return s + unit
+
+
+def fmt_ratio(r):
+    if r is None:
+        return "—"
+    return f"{r:.2f}" if 0.01 <= r < 100 else f"{r:.3g}"
+
+
+def fmt_int(v):
+    return "—" if v is None else f"{v:,.0f}"
+
+
+def slug(text):
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "x"
+
+
+
+class Pieces:
+    def inline_svg(self, rel, title):
+        """The SVG file's markup, ids prefixed so several plots can share the page."""
+        try:
+            with open(os.path.join(self.run.folder, rel), encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            return f'<p class="muted">plot {esc(rel)} unreadable: {esc(str(e))}</p>'
+        self.svg_count += 1
+        pre = f"p{self.svg_count}-"
+        text = re.sub(r"<\?xml.*?\?>|<!DOCTYPE.*?>|<!--.*?-->", "", text, flags=re.S)
+        text = re.sub(r"<script.*?</script>", "", text, flags=re.S | re.I)
+        text = re.sub(r"""\bid=(['"])""", lambda m: f"id={m.group(1)}{pre}", text)
+        text = re.sub(r"""(href=['"])#""", lambda m: f"{m.group(1)}#{pre}", text)
+        text = text.replace("url(#", f"url(#{pre}")
+        text = re.sub(r"<title>.*?</title>", f"<title>{esc(title)}</title>", text, count=1, flags=re.S)
+        text = text.replace("<svg ", f'<svg role="img" aria-label="{esc(title, quote=True)}" ', 1)
+        return text.strip()
+
+    def figures(self, plots_list):
+        order = {"time": 0, "ratio": 1, "bars": 2, "rss": 3, "overhead": 4, "compilers": 5}
+        out = ['<div class="figs">']
+        for p in sorted(plots_list, key=lambda p: order.get(p["kind"], 9)):
+            svg = self.inline_svg(p["svg"], p.get("title") or p.get("caption", p["kind"]))
+            wide = " wide" if p["kind"] == "bars" else ""
+            out.append(f'<figure class="plot{wide}" data-kind="{esc(p["kind"])}">{svg}<figcaption>'
+                       f'{esc(p.get("caption", ""))} · <a href="{esc(p["png"])}">PNG</a> · '
+                       f'<a href="{esc(p["svg"])}">SVG</a> · <a href="{esc(p["data"])}">data</a>'
+                       f'</figcaption></figure>')
+        out.append("</div>")
+        return "\n".join(out)
+
+    def ratio_cell(self, row, against=None, attrs=""):
+        """A coloured table cell: ratio, its interval, and a glyph that survives black and white."""
+        run = self.run
+        against = against or run.baseline
+        if row is None:
+            return f'<td class="ratio missing"{attrs}>—</td>'
+        if not run.ok(row):
+            return f'<td class="ratio failed"{attrs}>failed</td>'
+        if row["strategy"] == against:
+            return f'<td class="ratio base"{attrs}>baseline</td>'
+        r = run.ratio(row, against)
+        if r is None:
+            return f'<td class="ratio missing"{attrs}>—</td>'
+        ratio, lo, hi, sig = r
+        if sig is None:
+            cls, mark, note = "nointerval", "", "no interval"
+        elif sig and ratio < 1:
+            cls, mark, note = "faster", "▼ ", "faster"
+        elif sig:
+            cls, mark, note = "slower", "▲ ", "slower"
+        else:
+            cls, mark, note = "same", "≈ ", "not significant"
+        interval = f"<small>{fmt_ratio(lo)}–{fmt_ratio(hi)}</small>" if lo is not None and hi is not None else ""
+        tip = f"{row['strategy']} / {against}: {note}"
+        return (f'<td class="ratio {cls}" title="{esc(tip, quote=True)}"{attrs}>{mark}'
+                f'<span class="r">{fmt_ratio(ratio)}×</span>{interval}</td>')
+
+    def time_cell(self, row, attrs=""):
+        if row is None:
+            return f'<td class="num missing"{attrs}>—</td>'
+        if not self.run.ok(row):
+            return ""
+        lo, hi = self.run.ci_per_op(row)
+        tip = f"95% interval {fmt(lo)}–{fmt(hi)} ns" if lo is not None else "no interval"
+        if row.get("cv") is not None:
+            tip += f"; cv {row['cv'] * 100:.1f}%"
+        if row.get("samples") is not None:
+            tip += f"; {fmt_int(row['samples'])} samples"
+        return f'<td class="num t" title="{esc(tip, quote=True)}"{attrs}>{fmt(row["median_ns_per_op"])}</td>'
+
+    def group_table(self, g):
+        run = self.run
+        xs = g.xs
+        head1 = "".join(f'<th colspan="2">{esc(g.axis)} {esc(x)}</th>' for x in xs)
+        head2 = "".join(f"<th>ns/op</th><th>× {esc(run.baseline)}</th>" for _ in xs)
+        rows = []
+        for s in g.strategies:
+            cells = []
+            for x in xs:
+                row = g.cell.get((s, x))
+                attrs = f' data-strategy="{esc(s)}" data-x="{esc(x)}"'
+                if run.skipped(row):
+                    reason = row.get("reason") or "does not apply"
+                    cells.append(f'<td class="na" colspan="2" title="{esc(reason, quote=True)}"{attrs}>'
+                                 f'n/a</td>')
+                    continue
+                if row is not None and not run.ok(row):
+                    reason = row.get("reason") or "no reason given"
+                    cells.append(f'<td class="failed" colspan="2" title="{esc(reason, quote=True)}"{attrs}>'
+                                 f'failed: {esc(reason)}</td>')
+                    continue
+                cells.append(self.time_cell(row, attrs))
+                cells.append(self.ratio_cell(row, attrs=attrs))
+            tag = ' <span class="pill">lower bound</span>' if s in results.LOWER_BOUNDS else ""
+            rows.append(f'<tr><th class="row" scope="row">{esc(s)}{tag}</th>{"".join(cells)}</tr>')
+        return (f'<div class="scroll"><table class="results" id="t-{esc(g.slug())}">'
+                f'<caption>Median time per operation (ns) and ratio to {esc(run.baseline)}, with the ratio\'s 95% '
+                f'interval. Hover a time for its interval.</caption>'
+                f'<thead><tr><th rowspan="2">strategy</th>{head1}</tr><tr>{head2}</tr></thead>'
+                f'<tbody>{"".join(rows)}</tbody></table></div>')
+
+    def legend(self):
+        return ('<div class="legend"><span><span class="key faster">▼ 0.50×</span>faster than the baseline '
+                '(interval below 1)</span><span><span class="key slower">▲ 2.00×</span>slower (interval above '
+                '1)</span><span><span class="key same">≈ 1.01×</span>not significant (interval holds 1)</span>'
+                '<span><i>italic</i>: baseline, or no interval available</span></div>')
+
+
+    def file_block(self, name):
+        """A CSV file as a table, anything else as preformatted text."""
+        try:
+            with open(self.run.path(name), encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError as e:
+            self.run.problem(name, f"unreadable ({e})")
+            return f'<p class="muted">{esc(name)} unreadable.</p>'
+        if name.endswith(".csv"):
+            rows = list(csv.reader(io.StringIO(text)))
+            if rows:
+                head = "".join(f"<th>{esc(h)}</th>" for h in rows[0])
+                body = "".join("<tr>" + "".join(
+                    f'<td class="{"num" if results.as_number(c) is not None else "row"}">'
+                    f'{esc(fmt(results.as_number(c)) if results.as_number(c) is not None else c)}</td>'
+                    for c in r) + "</tr>" for r in rows[1:] if r)
+                return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+                        f'<tbody>{body}</tbody></table></div>')
+        return f"<pre>{esc(text)}</pre>"
+
