@@ -122,7 +122,8 @@ class Plotter:
         return meta, None
 
     def series(self, g, value):
-        """Blocks 'x v...' per strategy with at least one point; value(row) -> tuple or None."""
+        """Data sets of 'x v...' lines, one per strategy with at least one point;
+        value(strategy, entry) -> tuple or None."""
         names, styles, blocks = [], [], []
         for s in g.strategies:
             lines = []

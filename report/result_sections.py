@@ -11,7 +11,7 @@ class ResultSections:
         run = self.run
         if not groups:
             self.section("summary", "Summary", '<p class="muted">No timing results to summarise '
-                         '(summary.csv is missing or has no usable rows).</p>')
+                         '(summary.csv is missing or has no usable lines).</p>')
             return
         base = run.baseline
         has_system = any(r["strategy"] == "system" for r in run.summary)

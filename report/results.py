@@ -102,7 +102,7 @@ class Run:
         return out
 
     def ratio(self, row, against=None):
-        """(ratio, ci_low, ci_high, significant or None) of row's median to `against`'s."""
+        """(ratio, ci_low, ci_high, significant or None) of the cell's median to `against`'s."""
         against = against or self.baseline
         if not self.ok(row):
             return None

@@ -85,7 +85,7 @@ the workload's reference, so a strategy that corrupts data fails instead of look
 its 95% confidence interval comes from bootstrap resampling of the samples. A ratio is the strategy's
 median divided by the baseline's (<code>{esc(self.run.baseline)}</code>); it is called faster or slower only
 when its 95% interval lies wholly below or above 1, and "not significant" otherwise.</li>
-<li><strong>Order.</strong> Cells run in blocks, one block per table row (every strategy at one workload
+<li><strong>Order.</strong> Cells run in blocks, one block per line of a table (every strategy at one workload
 and size), so that the strategies a ratio compares are measured within seconds of each other. Blocks,
 and the cells inside each block, run in a shuffled order (seed {v("seed")}), new in every round, so drift
 of a shared, noisy machine spreads over all strategies instead of favouring the first.</li>

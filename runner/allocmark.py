@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """allocmark.py: runs the benchmark matrix (compiler x strategy x workload x
 size), one fresh am-cell process per cell and round, in a shuffled order of
-blocks (a block: the cells one table row compares), and writes the run's CSV
+blocks (a block: the cells one line of a table compares), and writes the CSV
 files, meta.json and tables to results/<run-id>/. It measures nothing
 itself: timing, calibration and checksums happen in runner/cell_main.c.
 Python 3 standard library only.

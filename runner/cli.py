@@ -89,7 +89,7 @@ def make_parser():
         prog="allocmark.py",
         description="Run the allocmark benchmark matrix: every (compiler, strategy, workload, size) "
                     "cell in fresh processes (one a round), in a shuffled order of blocks (a block: the "
-                    "cells one table row compares, run one after the other); write CSV files, meta.json "
+                    "cells one line of a table compares, run one after the other); write CSV files, meta.json "
                     "and tables to the run folder.",
         epilog="Exit status: 0 done (some cells may have failed: see summary.csv), 2 bad input, "
                "3 every cell failed, 4 the run folder could not be written, 130 interrupted "

@@ -86,7 +86,7 @@ def _order(runs):
 
 
 def compare(runs):
-    """(csv rows, tables, mismatch lines) for loaded runs; the first is the reference."""
+    """(csv lines, tables, mismatch lines) for loaded runs; the first is the reference."""
     labels = run_labels(runs)
     ids = letters(len(runs))
     rows, groups, mismatches = [], {}, []
@@ -126,7 +126,7 @@ def compare(runs):
         header = ["strategy", "size"] + [f"{ids[i]} {labels[i]} {compiler_text(r, compiler)}"
                                          for i, r in enumerate(runs)] + [f"{x}/{ids[0]}" for x in ids[1:]]
         out.append({"title": f"{compiler}: {workload}" + tables.variant_suffix(threads, param),
-                    "header": header, "rows": lines, "legend": LEGEND})
+                    "header": header, "lines": lines, "legend": LEGEND})
     return rows, out, mismatches
 
 
@@ -159,7 +159,7 @@ def count(tally, key, ok):
 
 def agreement(rows, ids):
     """{run id: (cells within WITHIN of A, cells with a median in both, {workload: (within, n)},
-    {"one thread" or "several threads": (within, n)})} from the CSV rows; how
+    {"one thread" or "several threads": (within, n)})} from the CSV lines; how
     repeatable two runs of one machine were."""
     out = {}
     for row in rows:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """crosscc.py: the cross-compiler tables of a run measured with several
-compilers: for each workload and strategy, a row per size, each compiler's
+compilers: for each workload and strategy, a line per size, each compiler's
 median time per op, then each compiler's ratio to the reference compiler (the
 first named) with its bootstrap interval from the raw samples. Writes
 compilers.txt, compilers.md and compilers.csv into the run folder; nothing
@@ -78,7 +78,7 @@ def build(run, compilers=None, reference=None):
                 csv_lines.append(head + [ratio, lo, hi, sig])
             lines.append(line + ratio_cells)
         out.append({"title": f"{workload}: {strategy}" + tables.variant_suffix(threads, param),
-                    "header": header, "rows": lines, "legend": LEGEND.format(ref=reference)})
+                    "header": header, "lines": lines, "legend": LEGEND.format(ref=reference)})
     return csv_lines, out
 
 

@@ -1,7 +1,7 @@
 """matrix.py: the cells of a run and the order they are visited in. A cell is
 a point (compiler, strategy, workload, size, threads, param); a block is the
-cells one table row compares (every strategy and compiler at one workload,
-size, thread count and param); a visit is one process of one cell in one
+cells one line of a table compares (every strategy and compiler at one
+workload, size, thread count and param); a visit is one process of one cell in one
 round. It chooses and orders; it runs nothing."""
 import collections
 import os
@@ -93,8 +93,8 @@ def cells(compilers, order, rows_of, workloads, listing, sizes, threads, default
 
 
 def block_of(cell):
-    """The cells one table row compares: every strategy and compiler at one
-    workload, size, thread count and param."""
+    """The block of a cell: the cells one line of a table compares, every
+    strategy and compiler at one workload, size, thread count and param."""
     return (cell.workload, cell.size, cell.threads, cell.param)
 
 

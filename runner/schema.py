@@ -1,7 +1,7 @@
 """schema.py: the files of a run folder as data: the CSV columns, the key of a
 cell, how a number is written into a CSV file and read back. The runner writes
 with it and every reader (rundir.py, hence the report) reads with it. It holds
-no data and does no I/O beyond turning rows into CSV text."""
+no data and does no I/O beyond turning lines into CSV text."""
 import csv
 import io
 import math
@@ -80,7 +80,7 @@ def key_value(column, text):
 
 
 def key_of(row):
-    """The key of a typed row (a dict with the KEY columns)."""
+    """The key of a typed entry (a dict with the KEY columns)."""
     return tuple(row[k] for k in KEY)
 
 

@@ -1,8 +1,8 @@
-"""tables.py: turns a run's summary and ratio rows into the tables people read:
+"""tables.py: turns a run's summary and ratio entries into the tables people read:
 one table per compiler and workload, a line per size, the median time per op
 of each strategy, then each strategy's ratio to the baseline with its 95%
 interval. Plain text (for the terminal and tables.txt) and Markdown
-(tables.md). It does no statistics of its own, and takes numbers: rows are
+(tables.md). It does no statistics of its own, and takes numbers: entries are
 dicts with the columns of summary.csv / ratios.csv (schema.py) in their types
 (size and threads ints, param and figures floats, None where empty)."""
 from runner.schema import fmt
@@ -63,7 +63,7 @@ OVERSUBSCRIBED = "*"
 
 def _swept(summary):
     """(compiler, workload) pairs whose cells vary in threads or param: their
-    tables have a row per (threads, param) at each size instead of a row per size."""
+    tables have a line per (threads, param) at each size instead of a line per size."""
     seen = {}
     for r in summary:
         seen.setdefault((r["compiler"], r["workload"]), set()).add(_tp_key(r))
@@ -75,7 +75,7 @@ def _tp_key(r):
 
 
 def _at(r, strategy=None):
-    """A row's place: (compiler, workload, size, threads, param, strategy)."""
+    """An entry's place: (compiler, workload, size, threads, param, strategy)."""
     return (r["compiler"], r["workload"], r["size"], r["threads"], r["param"], strategy or r["strategy"])
 
 
@@ -102,11 +102,11 @@ def _over_note(cpus, rows):
 
 
 def build(summary, ratios, baseline, strategies=None, cpus=None):
-    """Tables as dicts {title, header, rows}; rows of strings. summary and
-    ratios are lists of typed rows (see the top). strategies orders the
+    """Tables as dicts {title, header, lines, legend}; lines of strings. summary
+    and ratios are lists of typed entries (see the top). strategies orders the
     columns (default: order of first appearance). A workload swept over
-    threads or param gets one table per size, a row per (threads, param);
-    cpus marks the oversubscribed rows."""
+    threads or param gets one table per size, a line per (threads, param);
+    cpus marks the oversubscribed lines."""
     order = list(strategies or [])
     for r in summary:
         if r["strategy"] not in order:
@@ -143,7 +143,7 @@ def build(summary, ratios, baseline, strategies=None, cpus=None):
                 line.append(_ratio_text(ratio_at.get((compiler, workload, size, threads, param, s))))
             out_rows.append(line)
         title = f"{compiler}: {workload}" + variant_suffix(threads, param)
-        tables.append({"title": title, "header": header, "rows": out_rows,
+        tables.append({"title": title, "header": header, "lines": out_rows,
                        "legend": LEGEND.format(baseline=baseline) if compared else
                        "median time per operation"})
     return tables
@@ -172,13 +172,13 @@ def _swept_table(key, rows, present, compared, baseline, ratio_at, cpus):
         out_rows.append(line)
     legend = (LEGEND.format(baseline=baseline) if compared else "median time per operation") + \
         "; n/a = the workload does not apply to the strategy" + _over_note(cpus, out_rows)
-    return {"title": f"{compiler}: {workload} (size {size})", "header": header, "rows": out_rows,
+    return {"title": f"{compiler}: {workload} (size {size})", "header": header, "lines": out_rows,
             "legend": legend}
 
 
 def build_versus(summary, versus, strategies=None, cpus=None, shared=None):
     """Derived tables: each strategy's time over a reference row's (ratios
-    with baseline = that row), a row per (threads, param) at each size.
+    with baseline = that row), a line per (threads, param) at each size.
     shared: strategy -> True when its cells used one heap from every thread."""
     order = list(strategies or [])
     for r in versus:
@@ -222,7 +222,7 @@ def build_versus(summary, versus, strategies=None, cpus=None, shared=None):
                   f"interval; {NOT_SIGNIFICANT} = not significant; shared = one heap for every thread, "
                   f"own heaps = a heap per thread; n/a = does not apply" + _over_note(cpus, out_rows))
         tables.append({"title": f"{compiler}: {workload} against {ref} (size {size})", "header": header,
-                       "rows": out_rows, "legend": legend})
+                       "lines": out_rows, "legend": legend})
     return tables
 
 
@@ -264,7 +264,7 @@ def build_bench_lines(summary, metrics, workload, ref, strategies=None):
         tables.append({"title": f"{compiler}: {workload} benchmark lines (size {size}, threads {threads})",
                        "header": ["strategy", "ops/s", "best ops/s", "avg", "p50", "p95", "p99", "Peak RAM",
                                   f"ops/s vs {ref}"],
-                       "rows": out,
+                       "lines": out,
                        "legend": "ops/s = queries per second, median of the samples \u00b1 half its 95% "
                                  "bootstrap interval; best = the fastest sample; latencies of single queries "
                                  f"in the last repetition; Peak RAM = the cell's peak RSS; vs {ref}: above 0 = "
@@ -275,7 +275,7 @@ def build_bench_lines(summary, metrics, workload, ref, strategies=None):
 def build_slowdown(summary, metrics, workload, strategies=None):
     """Time per op at each param over the same strategy's time at param 0, with
     the resident share the cell measured before its queries (metric resident_pct):
-    one table per (compiler, size, threads), a row per param."""
+    one table per (compiler, size, threads), a line per param."""
     order = list(strategies or [])
     groups = {}
     for r in summary:
@@ -303,36 +303,36 @@ def build_slowdown(summary, metrics, workload, strategies=None):
                 line.append(text + (f" ({float(res):.0f}%)" if res is not None else ""))
             out.append(line)
         tables.append({"title": f"{compiler}: {workload} slowdown against 0% evicted (size {size}, threads {threads})",
-                       "header": ["% evicted"] + present, "rows": out,
+                       "header": ["% evicted"] + present, "lines": out,
                        "legend": "median time per op over the same strategy's at 0% evicted; in brackets the "
                                  "share of the structure's pages resident after eviction, before the queries "
                                  "(anonymous memory without swap stays resident: no slowdown to see)"})
     return tables
 
 
-def _chunks(header, rows, width):
-    """Splits columns so each block fits in width; every block keeps column 0."""
-    widths = [max(len(header[i]), *(len(r[i]) for r in rows)) if rows else len(header[i])
+def _chunks(header, lines, width):
+    """Splits columns into parts that fit in width; every part keeps column 0."""
+    widths = [max(len(header[i]), *(len(r[i]) for r in lines)) if lines else len(header[i])
               for i in range(len(header))]
-    blocks, cur, used = [], [0], widths[0]
+    parts, cur, used = [], [0], widths[0]
     for i in range(1, len(header)):
         if len(cur) > 1 and used + 2 + widths[i] > width:
-            blocks.append(cur)
+            parts.append(cur)
             cur, used = [0], widths[0]
         cur.append(i)
         used += 2 + widths[i]
-    blocks.append(cur)
-    return blocks, widths
+    parts.append(cur)
+    return parts, widths
 
 
 def render_text(tables, width=160):
     out = []
     for t in tables:
         out.append(f"== {t['title']} ==")
-        blocks, widths = _chunks(t["header"], t["rows"], width)
-        for b in blocks:
+        parts, widths = _chunks(t["header"], t["lines"], width)
+        for b in parts:
             out.append("  ".join(t["header"][i].rjust(widths[i]) for i in b).rstrip())
-            for r in t["rows"]:
+            for r in t["lines"]:
                 out.append("  ".join(r[i].rjust(widths[i]) for i in b).rstrip())
             out.append("")
         out.append(t["legend"])
@@ -347,7 +347,7 @@ def render_markdown(tables):
         out.append("")
         out.append("| " + " | ".join(t["header"]) + " |")
         out.append("|" + "|".join("---:" for _ in t["header"]) + "|")
-        for r in t["rows"]:
+        for r in t["lines"]:
             # a lone ~ can start strikethrough in some Markdown renderers
             out.append("| " + " | ".join(c.replace("~", "\\~") for c in r) + " |")
         out.append("")

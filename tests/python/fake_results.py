@@ -1,6 +1,6 @@
 """fake_results.py: writes a small results folder with known numbers, for the report tests.
 Not a benchmark: the numbers follow simple formulas so a test can predict every cell.
-`python3 tests/python/fake_results.py DIR [--big]` writes one by hand (--big: many rows, 2 compilers)."""
+`python3 tests/python/fake_results.py DIR [--big]` writes one by hand (--big: many strategies, 2 compilers)."""
 import csv
 import json
 import os

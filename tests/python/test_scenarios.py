@@ -1,7 +1,8 @@
-"""The seed scenarios through the runner on a tiny matrix: mmap_pressure on
-mmap_file and system (param 0 and 30 %: the run folder's tmp/ is handed to the
-cells as AM_TMPDIR and gone afterwards, residency drops only for the file, the
-slowdown table has a row per fraction), and query_heap on system and
+"""The scenarios modelled on OSRM (its mmap allocator, its query heap)
+through the runner on a tiny matrix: mmap_pressure on mmap_file and system
+(param 0 and 30 %: the run folder's tmp/ is handed to the cells as
+AM_TMPDIR and gone afterwards, residency drops only for the file, the
+slowdown table has a line per fraction), and query_heap on system and
 tls_size_class (OSRM's benchmark lines and the table against system)."""
 import csv
 import os

@@ -1,7 +1,7 @@
 """The runner's threads x param sweep on a tiny matrix (pool, fast_pool and ideal,
 the contention workload, QUICK's corner: threads 1 and 2, param 0 and 500):
 one cell per (threads, param), fast_pool skipped where two threads would race
-on its shared pools, ideal skipped everywhere (its free reuses nothing), the tables' rows per (threads, param) with n/a, the
+on its shared pools, ideal skipped everywhere (its free reuses nothing), the tables' lines per (threads, param) with n/a, the
 derived table against pool, and the counting table file. Also the thread
 sweep's shape for a few CPU counts."""
 import csv

@@ -67,7 +67,7 @@ class Build(unittest.TestCase):
                          ["size", "system", "pool", "ideal", "pool/system", "ideal/system"])
 
     def test_rows_are_sizes_ascending_with_units_failures_and_gaps(self):
-        rows = self.t[0]["rows"]
+        rows = self.t[0]["lines"]
         self.assertEqual(rows[0], ["10", "29.6 ns", "31.0 ns", "12.3 ns", "~1.05 [0.98, 1.12]",
                                    "0.41 [0.40, 0.43]"])
         self.assertEqual(rows[1], ["1810", "1.23 \u00b5s", "failed", "2.50 ms", "-",
