@@ -47,6 +47,10 @@ class Scenarios(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+    def test_regenerated_from_samples_the_files_are_the_same(self):
+        for out in (self.mp, self.qh):  # the slowdown table, OSRM's benchmark lines
+            tr.assert_regenerates(self, out)
+
     def test_mmap_pressure_runs_and_removes_its_tmp(self):
         self.assertEqual(self.p.returncode, 0, self.p.stdout + self.p.stderr)
         _, rows = tr.read_csv(os.path.join(self.mp, "summary.csv"))

@@ -52,6 +52,9 @@ class Sweep(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+    def test_regenerated_from_samples_the_files_are_the_same(self):
+        tr.assert_regenerates(self, self.out)
+
     def test_one_cell_per_threads_and_param(self):
         self.assertEqual(self.p.returncode, 0, self.p.stdout + self.p.stderr)
         got = sorted((r["strategy"], r["threads"], r["param"]) for r in self.rows)
