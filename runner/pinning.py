@@ -38,7 +38,7 @@ def allowed_cpus():
 def place(cpu, threaded_with_many=False):
     """Narrows this process to a cell's CPU set just before starting it: the
     cell inherits the set. (Setting it in the child with a preexec_fn makes
-    Python fork instead of vfork: 25 ms more per cell here.) cpu None, or a
+    Python fork instead of vfork, much slower: docs/measurements.md.) cpu None, or a
     cell with several threads: every allowed CPU."""
     cpus = allowed_cpus()
     if cpus is None:
