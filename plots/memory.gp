@@ -1,5 +1,5 @@
 # memory.gp: one memory quantity (peak RSS, or reserved/requested) against size per
-# strategy. Data blocks as in time.gp: (x value); ylabel names the quantity and its unit.
+# strategy. Data sets as in time.gp: (x value); ylabel names the quantity and its unit.
 load dir.'/style.gp'
 set title title
 set xlabel xlabel

@@ -1,5 +1,5 @@
 # ratio.gp: each strategy's median divided by the baseline's, against size; below 1 is
-# faster. Data blocks as in time.gp but (x ratio ci_low ci_high); baseline names the row.
+# faster. Data sets as in time.gp but (x ratio ci_low ci_high); baseline names the row.
 load dir.'/style.gp'
 set title title
 set xlabel xlabel

@@ -1,5 +1,5 @@
 # time.gp: median time per operation against size, one line per strategy, log-log,
-# the 95% interval of the median as error bars. Data: one block per strategy
+# the 95% interval of the median as error bars. Data: one data set per strategy
 # (x median ci_low ci_high), in the order of `names`; `styles` holds each one's line style.
 load dir.'/style.gp'
 set title title

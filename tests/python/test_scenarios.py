@@ -13,6 +13,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_runner as tr  # noqa: E402
+from test_regenerate import assert_regenerates  # noqa: E402
 from runner import cell_process  # noqa: E402
 
 ROWS = "system,mmap_file,tls_size_class"
@@ -49,7 +50,7 @@ class Scenarios(unittest.TestCase):
 
     def test_regenerated_from_samples_the_files_are_the_same(self):
         for out in (self.mp, self.qh):  # the slowdown table, OSRM's benchmark lines
-            tr.assert_regenerates(self, out)
+            assert_regenerates(self, out)
 
     def test_mmap_pressure_runs_and_removes_its_tmp(self):
         self.assertEqual(self.p.returncode, 0, self.p.stdout + self.p.stderr)

@@ -13,6 +13,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_runner as tr  # noqa: E402
+from test_regenerate import assert_regenerates  # noqa: E402
 from runner import matrix  # noqa: E402
 
 ROWS = "pool,fast_pool,ideal"
@@ -53,7 +54,7 @@ class Sweep(unittest.TestCase):
         cls.tmp.cleanup()
 
     def test_regenerated_from_samples_the_files_are_the_same(self):
-        tr.assert_regenerates(self, self.out)
+        assert_regenerates(self, self.out)
 
     def test_one_cell_per_threads_and_param(self):
         self.assertEqual(self.p.returncode, 0, self.p.stdout + self.p.stderr)

@@ -1,0 +1,70 @@
+"""runner/regenerate.py (runner/allocmark.py --regenerate RUN): the derived
+files of a run folder (summary.csv, ratios.csv, tables.txt, tables.md and
+compilers.*) made again from its samples.csv, with the figures summary.csv
+takes from the samples emptied first, come out byte for byte as the run
+wrote them. test_sweep.py and test_scenarios.py check their runs the same way."""
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_runner import RUNNER, TINY, ensure_cells, read_csv, run  # noqa: E402
+from runner import schema  # noqa: E402
+
+
+DERIVED = ("summary.csv", "ratios.csv", "tables.txt", "tables.md", "compilers.csv", "compilers.txt",
+           "compilers.md")
+
+
+def assert_regenerates(test, out):
+    """The derived files of the run folder out, regenerated from its samples
+    by runner/allocmark.py --regenerate in a copy, are byte for byte the same."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "copy")
+        shutil.copytree(out, copy)
+        for name in DERIVED[1:]:
+            if os.path.exists(os.path.join(copy, name)):
+                os.remove(os.path.join(copy, name))
+        # summary.csv holds what samples do not (status, counts): its figures
+        # made from the samples are emptied, to be computed again
+        header, rows = read_csv(os.path.join(copy, "summary.csv"))
+        with open(os.path.join(copy, "summary.csv"), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(header)
+            w.writerows([["" if c in schema.FROM_SAMPLES else r[c] for c in header] for r in rows])
+        p = subprocess.run([sys.executable, RUNNER, "--regenerate", copy], capture_output=True, text=True,
+                           timeout=120)
+        test.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        for name in DERIVED:
+            if not os.path.exists(os.path.join(out, name)):
+                test.assertFalse(os.path.exists(os.path.join(copy, name)), name)
+                continue
+            with open(os.path.join(out, name), "rb") as a, open(os.path.join(copy, name), "rb") as b:
+                test.assertEqual(a.read().decode(), b.read().decode(), name)
+
+
+class Regenerate(unittest.TestCase):
+    def test_a_run_regenerates_to_the_same_bytes(self):
+        ensure_cells()
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run")
+            p = run(TINY + ["--sizes", "10,210", "--baseline", "system", "--cpu", "none", "--out", out])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            assert_regenerates(self, out)
+
+    def test_a_folder_without_samples_is_bad_input(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = subprocess.run([sys.executable, RUNNER, "--regenerate", tmp], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(os.path.join(tmp, "summary.csv"), p.stderr)
+
+
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,161 @@
+"""Rounds without processes (made-up answers): how a cell's samples are split
+between rounds, the order of visits (blocks, a new blocked shuffle each
+round), what a later round does to the cell, and that a later round passes
+round 1's repetitions and reference checksum; and the cell's own check of
+--expect (Expect, which runs the system cell)."""
+import json
+import os
+import random
+import subprocess
+import sys
+import types
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_runner import BUILD, ensure_cells  # noqa: E402
+from runner import aggregate, catalog, matrix, outputs, progress, rounds, stats  # noqa: E402
+
+
+class Rounds(unittest.TestCase):
+    """How a cell's samples are split between rounds, and what a later round
+    does to the cell (no processes: made-up answers)."""
+
+    def test_samples_split_first_rounds_take_the_rest(self):
+        self.assertEqual([rounds.samples_in_round(9, 3, r) for r in range(3)], [3, 3, 3])
+        self.assertEqual([rounds.samples_in_round(7, 3, r) for r in range(3)], [3, 2, 2])
+        self.assertEqual([rounds.samples_in_round(5, 1, 0)], [5])
+
+    @staticmethod
+    def block_cells():
+        """two compilers x 4 strategies x 5 blocks (workload, size): 40 cells"""
+        return [matrix.Cell(cc, s, w, size, 1, 0, False) for cc in ("gcc", "clang")
+                for s in ("system", "ideal", "pool", "fast_pool")
+                for w, size in (("thrash_pool", 10), ("thrash_pool", 1810), ("list_create", 10),
+                                ("map_erase", 10), ("map_erase", 210))]
+
+    def test_each_round_visits_every_cell_once_in_a_new_order(self):
+        cells = matrix.blocked_shuffle(self.block_cells(), random.Random(5))
+        seen = list(matrix.visits(cells, 3, 11))
+        self.assertEqual([r for r, _ in seen], [0] * 40 + [1] * 40 + [2] * 40)
+        rounds = [[c for r, c in seen if r == k] for k in range(3)]
+        for order in rounds:
+            self.assertEqual(sorted(map(id, order)), sorted(map(id, cells)))
+        self.assertEqual(rounds[0], cells)  # round 1 keeps the plan's shuffled order
+        self.assertNotEqual(rounds[1], rounds[2])
+        self.assertEqual(seen, list(matrix.visits(cells, 3, 11)))  # the seed decides
+
+    def test_a_block_runs_without_a_break_in_a_new_order_each_round(self):
+        cells = matrix.blocked_shuffle(self.block_cells(), random.Random(5))
+        seen = list(matrix.visits(cells, 3, 11))
+        block_orders, inner = [], {}
+        for k in range(3):
+            order = [c for r, c in seen if r == k]
+            blocks = [matrix.block_of(c) for c in order]
+            # each block's 8 cells (2 compilers x 4 strategies) are contiguous
+            runs = [b for i, b in enumerate(blocks) if i == 0 or blocks[i - 1] != b]
+            self.assertEqual(len(runs), 5)
+            self.assertEqual(len(set(runs)), 5)
+            block_orders.append(runs)
+            for b in runs:
+                inner.setdefault(b, []).append([(c.compiler, c.strategy) for c in order
+                                                if matrix.block_of(c) == b])
+        self.assertGreater(len({tuple(o) for o in block_orders}), 1)  # blocks are shuffled
+        # inside a block the order changes too (a strategy is not always first)
+        self.assertTrue(any(len({tuple(o) for o in orders}) > 1 for orders in inner.values()))
+        firsts = {orders[k][0] for orders in inner.values() for k in range(3)}
+        self.assertGreater(len(firsts), 1)
+
+    def test_progress_names_the_cell_of_the_matrix_and_the_round(self):
+        p = progress.Progress(40, 3, False)
+        self.assertEqual(p._where(0, 0), "cell 1/40 round 1/3")
+        self.assertEqual(p._where(45, 1), "cell 6/40 round 2/3")
+        self.assertEqual(progress.Progress(40, 1, False)._where(39, 0), "cell 40/40")
+        p.skip()  # a later round of a failed cell is not visited
+        self.assertEqual(p.total, 119)
+
+    def made_up_cell(self):
+        c = aggregate.Measurement(matrix.Cell("cc", "system", "thrash_pool", 10, 1, 0.0, False))
+        c.status, c.stats = "ok", {}
+        c.result = {"reps": 4, "ops_per_rep": 2, "samples_ns": [800, 880], "sample_rounds": [0, 0],
+                    "peak_rss": 100}
+        c.summary = aggregate.summarize(c, 1)
+        return c
+
+    def test_a_later_round_adds_its_samples(self):
+        c = self.made_up_cell()
+        rounds.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960], "peak_rss": 300}, None, 1, 1)
+        self.assertEqual(c.status, "ok")
+        self.assertEqual(c.result["samples_ns"], [800, 880, 960])
+        self.assertEqual(c.result["sample_rounds"], [0, 0, 1])
+        self.assertEqual(c.result["peak_rss"], 300)
+        self.assertEqual(c.summary["samples"], 3)
+        self.assertEqual(c.summary["median_ns_per_op"], 110)  # 880 / (4 reps x 2 ops)
+        rows = outputs.sample_lines([c])
+        self.assertEqual([r[-1] for r in rows], [1, 1, 2])
+
+    def test_the_full_bootstrap_comes_with_the_last_round(self):
+        c = self.made_up_cell()
+        rounds.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960]}, None, 1, 1, last=False)
+        self.assertFalse(c.final)
+        aggregate.finalize([c], 1)  # the run ended before round 3
+        self.assertTrue(c.final)
+        full = stats.median_ci([100, 110, 120], stats.seed_for(1, *c.fields()),
+                                         stats.RESAMPLES)
+        self.assertEqual((c.summary["ci_low_ns"], c.summary["ci_high_ns"]), full)
+
+    def test_a_failed_later_round_fails_the_cell(self):
+        c = self.made_up_cell()
+        rounds.add_round(c, None, "crashed (SIGSEGV)", 2, 1)
+        self.assertEqual((c.status, c.reason, c.summary), ("failed", "round 3: crashed (SIGSEGV)", None))
+        c = self.made_up_cell()
+        rounds.add_round(c, {"status": "ok", "reps": 5, "samples_ns": [1]}, None, 1, 1)
+        self.assertEqual(c.status, "failed")
+        self.assertIn("reps 5", c.reason)
+
+
+class Expect(unittest.TestCase):
+    """Later rounds pass round 1's reference checksum (--expect) so the cell does
+    not compute it again; the check stays: a wrong value fails the cell."""
+
+    def test_the_cell_checks_against_the_given_reference(self):
+        ensure_cells()
+        exe = catalog.cell_exe(os.path.join(BUILD, "bin"), "system")
+        cmd = [exe, "--workload", "thrash_pool", "--size", "210", "--seed", "7", "--samples", "1", "--reps", "3"]
+        first = json.loads(subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout)
+        self.assertEqual(first["status"], "ok")
+        ok = subprocess.run(cmd + ["--expect", str(first["expect"])], capture_output=True, text=True, timeout=60)
+        self.assertEqual((ok.returncode, json.loads(ok.stdout)["expect"]), (0, first["expect"]))
+        wrong = subprocess.run(cmd + ["--expect", str(first["expect"] + 1)], capture_output=True, text=True,
+                               timeout=60)
+        self.assertEqual(wrong.returncode, 4)
+        self.assertEqual(json.loads(wrong.stdout)["reason"], "checksum mismatch")
+        bad = subprocess.run(cmd + ["--expect", "abc"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("'abc'", bad.stderr)
+        no_reps = [a for a in cmd if a not in ("--reps", "3")] + ["--expect", "1"]
+        p = subprocess.run(no_reps, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--expect needs --reps", p.stderr)
+
+    def test_a_later_round_passes_round_one_s_reps_and_reference(self):
+        c = aggregate.Measurement(matrix.Cell("gcc", "system", "thrash_pool", 10, 1, 0.0, False))
+        c.status = "ok"
+        c.result = {"reps": 4, "expect": 2 ** 63 + 5, "ops_per_rep": 1, "samples_ns": [8], "sample_rounds": [0]}
+        c.summary = aggregate.summarize(c, 1)
+        cfg = types.SimpleNamespace(seed=1, samples=3, rounds=3, min_ms=1.0, mem_limits={},
+                                    cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row)
+        seen = []
+
+        class FakeLauncher:
+            def run(self, cmd, many_threads=False):
+                seen.append(cmd)
+                return {"status": "ok", "reps": 4, "samples_ns": [9]}, None
+        rounds.measure(c, cfg, FakeLauncher(), rnd=1)
+        self.assertEqual(seen[0][seen[0].index("--reps") + 1], "4")
+        self.assertEqual(seen[0][seen[0].index("--expect") + 1], str(2 ** 63 + 5))
+        self.assertEqual(c.result["samples_ns"], [8, 9])
+
+
+if __name__ == "__main__":
+    unittest.main()
