@@ -1,0 +1,69 @@
+"""The README's table of results is report/readme_table.py's output for the
+committed reference run (docs/reference-run/), so each of its figures is a
+median of that run's summary.csv, and the README cannot drift from it."""
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+from report import readme_table  # noqa: E402
+
+RUN = os.path.join(ROOT, readme_table.REFERENCE_RUN)
+SCRIPT = os.path.join(ROOT, "report", "readme_table.py")
+
+
+def readme():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        return f.read()
+
+
+class ReadmeTable(unittest.TestCase):
+    def test_the_readme_holds_the_table_of_the_reference_run(self):
+        self.assertEqual(readme_table.current_block(readme()), readme_table.table(RUN),
+                         "README.md's table is not the reference run's: python3 report/readme_table.py "
+                         "--write README.md")
+
+    def test_each_figure_is_a_median_of_the_run(self):
+        with open(os.path.join(RUN, "summary.csv"), newline="") as f:
+            medians = {(r["compiler"], r["strategy"], r["workload"]): float(r["median_ns_per_op"])
+                       for r in csv.DictReader(f) if r["status"] == "ok" and r["threads"] == "1"
+                       and r["param"] == "0" and r["size"] == "1810"}
+        lines = [line for line in readme_table.table(RUN).splitlines() if line.startswith("| `")]
+        self.assertTrue(lines)
+        for line in lines:
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            workload, compiler = cells[0].strip("`"), cells[1]
+            for (strategy, _), text in zip(readme_table.COLUMNS, cells[3:]):
+                if text not in ("-", "failed", "skipped"):
+                    self.assertEqual(text, readme_table.figure(medians[(compiler, strategy, workload)]),
+                                     (workload, compiler, strategy))
+            best, value = cells[2].split()
+            self.assertEqual(value, readme_table.figure(medians[(compiler, best, workload)]))
+
+    def test_write_puts_the_table_between_the_markers(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = os.path.join(tmp, "README.md")
+            text = readme()
+            block = readme_table.current_block(text)
+            with open(copy, "w", encoding="utf-8") as f:
+                f.write(text.replace(block, block.replace("| gcc |", "| gcc-old |")))
+            p = subprocess.run([sys.executable, SCRIPT, RUN, "--write", copy], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(copy, encoding="utf-8") as f:
+                self.assertEqual(readme_table.current_block(f.read()), readme_table.table(RUN))
+
+    def test_a_folder_without_a_summary_is_bad_input(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copy(os.path.join(RUN, "meta.json"), tmp)
+            p = subprocess.run([sys.executable, SCRIPT, tmp], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("summary.csv", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
