@@ -13,6 +13,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STRATEGIES_TXT = os.path.join(ROOT, "allocators", "strategies.txt")
 CELL_PREFIX = "am-cell-"
 
+# The A/A control: a second, separately linked build of another row (its
+# twin: the row of the same source without extra flags), run in every block.
+# Its ratios to its twin should be 1, and the share of them marked as
+# differences is the suite's own false-alarm rate.
+CONTROL = "control"
+
 # One line of strategies.txt: "row source cflags libs description...".
 # cflags and libs: "-" means none, "~" stands for a space.
 Row = collections.namedtuple("Row", "name source cflags libs description")
@@ -51,6 +57,16 @@ def rows_or_usage_error(path=STRATEGIES_TXT):
         return read_rows(path)
     except (OSError, ValueError) as e:
         raise UsageError(f"cannot read the rows: {e}")
+
+
+def twin_of(rows, name):
+    """The row `name` is a second build of: the row of the same source, libs
+    and no extra flags; None when there is none (or name is that row)."""
+    mine = next((r for r in rows if r.name == name), None)
+    if mine is None:
+        return None
+    return next((r.name for r in rows if r.source == mine.source and not r.cflags and r.libs == mine.libs
+                 and r.name != name), None)
 
 
 def bin_dir(build_root, compiler):

@@ -1,7 +1,8 @@
 """rounds.py: one visit to a cell. Round 1 calibrates the repetitions, checks
-the checksum and runs the -stats twin for the counts; each later round takes
-more samples with round 1's repetitions and reference checksum. A failure in
-any round fails the cell. The processes are started by cell_process.py."""
+the checksum and runs the -stats twin for the counts; each later round (and
+each revisit of an unstable block) takes more samples with round 1's
+repetitions and reference checksum. A failure in any round fails the cell.
+The processes are started by cell_process.py."""
 import os
 
 from runner import aggregate, memlimit
@@ -9,7 +10,8 @@ from runner import aggregate, memlimit
 
 def samples_in_round(samples, rounds, rnd):
     """The share of a cell's samples taken in round rnd (0-based): the first
-    rounds take one more when samples do not divide evenly."""
+    rounds take one more when samples do not divide evenly; a revisit after
+    the planned rounds (rnd >= rounds) takes the smaller share."""
     return samples // rounds + (rnd < samples % rounds)
 
 
@@ -30,7 +32,6 @@ def measure(m, cfg, launcher, rnd=0):
     cell = m.cell
     limit = cfg.mem_limits.get(cell.compiler)
     common = cell_options(cell, cfg.seed, limit)
-    last = rnd == cfg.rounds - 1
     cmd = [cfg.cell_exe(cell.compiler, cell.strategy)] + common + [
         "--samples", str(samples_in_round(cfg.samples, cfg.rounds, rnd)), "--min-ms", repr(cfg.min_ms)]
     if rnd:  # round 1's count, and its reference checksum: the cell need not compute it again
@@ -39,7 +40,7 @@ def measure(m, cfg, launcher, rnd=0):
             cmd += ["--expect", str(m.result["expect"])]
     out, why = launcher.run(cmd, cell.threaded and cell.threads > 1)
     if rnd:
-        add_round(m, out, why, rnd, cfg.seed, last)
+        add_round(m, out, why, rnd, cfg.settings)
         return
     if why:
         if limit and ("out of memory" in why or why.startswith("crashed")):
@@ -64,12 +65,11 @@ def measure(m, cfg, launcher, rnd=0):
                 counted = sout.get("stats", {})
     out["sample_rounds"] = [0] * len(out.get("samples_ns", []))
     m.result, m.stats, m.reason = out, counted, note
-    m.final = last
-    m.summary = aggregate.summarize(m, cfg.seed)
+    m.summary = aggregate.summarize(m, cfg.settings)
     m.status = "ok"
 
 
-def add_round(m, out, why, rnd, seed, last=True):
+def add_round(m, out, why, rnd, settings=aggregate.Settings()):
     """A later round's samples join round 1's; a round that fails fails the cell:
     a crash or a wrong checksum in any process is the cell's result."""
     if not why and (out.get("status") != "ok" or out.get("reps") != m.result["reps"]):
@@ -82,5 +82,4 @@ def add_round(m, out, why, rnd, seed, last=True):
     r["sample_rounds"] = r["sample_rounds"] + [rnd] * len(out["samples_ns"])
     if out.get("peak_rss"):
         r["peak_rss"] = max(r.get("peak_rss") or 0, out["peak_rss"])
-    m.final = last
-    m.summary = aggregate.summarize(m, seed)
+    m.summary = aggregate.summarize(m, settings)

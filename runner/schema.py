@@ -12,13 +12,17 @@ KEY = ("compiler", "strategy", "workload", "size", "threads", "param")
 
 SAMPLE_COLS = list(KEY) + ["sample", "reps", "ns", "ns_per_op", "round"]
 SUMMARY_COLS = list(KEY) + [
-    "status", "reason", "samples", "reps", "ops_per_rep", "median_ns_per_op", "min_ns_per_op",
-    "ci_low_ns", "ci_high_ns", "cv", "peak_rss_bytes", "bytes_requested", "bytes_peak", "reserved_peak",
+    "status", "reason", "samples", "visits", "reps", "ops_per_rep", "median_ns_per_op", "min_ns_per_op",
+    "ci_low_ns", "ci_high_ns", "cv", "unstable", "peak_rss_bytes", "bytes_requested", "bytes_peak", "reserved_peak",
     "overhead_pct", "allocs", "frees", "instructions_per_op", "cycles_per_op"]
 # summary.csv's figures computed from the samples; the rest the cell reported
-FROM_SAMPLES = ("samples", "median_ns_per_op", "min_ns_per_op", "ci_low_ns", "ci_high_ns", "cv")
+FROM_SAMPLES = ("samples", "visits", "median_ns_per_op", "min_ns_per_op", "ci_low_ns", "ci_high_ns", "cv",
+                "unstable")
+# a ratio: the paired estimate over the rounds both cells visited (pairs), its
+# interval, significant (marked as a difference: the interval excludes 1 and
+# the ratio clears the run's margin) and unstable (either cell is)
 RATIO_COLS = ["compiler", "workload", "size", "threads", "param", "strategy", "baseline", "ratio",
-              "ci_low", "ci_high", "significant"]
+              "ci_low", "ci_high", "pairs", "significant", "unstable"]
 METRIC_COLS = list(KEY) + ["metric", "value"]
 
 COLUMNS = {"samples.csv": SAMPLE_COLS, "summary.csv": SUMMARY_COLS, "ratios.csv": RATIO_COLS,
@@ -26,7 +30,7 @@ COLUMNS = {"samples.csv": SAMPLE_COLS, "summary.csv": SUMMARY_COLS, "ratios.csv"
 # columns read as text; every other column is a number (empty: not available)
 TEXT = {"compiler", "strategy", "workload", "status", "reason", "baseline", "metric"}
 # columns a run folder written before they existed may lack, and their value then
-DEFAULTS = {"threads": 1, "param": 0.0, "round": 1}
+DEFAULTS = {"threads": 1, "param": 0.0, "round": 1, "visits": None, "unstable": None, "pairs": None}
 
 
 def fmt(v):

@@ -90,7 +90,7 @@ class BuiltRows(unittest.TestCase):
         cls.out = os.path.join(cls.tmp.name, "run")
         cls.root = root
         cls.p = cls.run_on(["--workloads", "thrash_pool", "--sizes", "10", "--samples", "3", "--min-ms", "1",
-                            "--seed", "5", "--cpu", "none", "--no-stats-tables", "--out", cls.out])
+                            "--revisits", "0", "--seed", "5", "--cpu", "none", "--no-stats-tables", "--out", cls.out])
 
     @classmethod
     def run_on(cls, args):

@@ -14,7 +14,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, ensure_cells  # noqa: E402
-from runner import aggregate, catalog, matrix, outputs, progress, rounds, stats  # noqa: E402
+from runner import aggregate, catalog, matrix, outputs, progress, rounds  # noqa: E402
 
 
 class Rounds(unittest.TestCase):
@@ -68,48 +68,60 @@ class Rounds(unittest.TestCase):
 
     def test_progress_names_the_cell_of_the_matrix_and_the_round(self):
         p = progress.Progress(40, 3, False)
-        self.assertEqual(p._where(0, 0), "cell 1/40 round 1/3")
-        self.assertEqual(p._where(45, 1), "cell 6/40 round 2/3")
-        self.assertEqual(progress.Progress(40, 1, False)._where(39, 0), "cell 40/40")
-        p.skip()  # a later round of a failed cell is not visited
-        self.assertEqual(p.total, 119)
+        self.assertEqual(p._where(0), "cell 1/40 round 1/3")
+        for _ in range(45):
+            p.skip(0 if p.i < 40 else 1)  # a later round of a failed cell is not visited
+        self.assertEqual(p._where(1), "cell 6/40 round 2/3")
+        self.assertEqual(p.total, 75)
+        one = progress.Progress(40, 1, False)
+        for _ in range(39):
+            one.skip(0)
+        self.assertEqual(one._where(0), "cell 40/40")
+
+    def test_progress_names_a_revisit_and_counts_its_visits(self):
+        p = progress.Progress(40, 3, False)
+        for rnd in range(3):
+            for _ in range(40):
+                p.skip(rnd)
+        p.revisit(0, 8)
+        self.assertEqual(p.total, 8)  # every planned visit skipped, the 8 of the revisit to come
+        p.skip(3)
+        self.assertEqual(p._where(3), "cell 2/8 revisit 1")
 
     def made_up_cell(self):
         c = aggregate.Measurement(matrix.Cell("cc", "system", "thrash_pool", 10, 1, 0.0, False))
         c.status, c.stats = "ok", {}
         c.result = {"reps": 4, "ops_per_rep": 2, "samples_ns": [800, 880], "sample_rounds": [0, 0],
                     "peak_rss": 100}
-        c.summary = aggregate.summarize(c, 1)
+        c.summary = aggregate.summarize(c)
         return c
 
-    def test_a_later_round_adds_its_samples(self):
+    def test_a_later_round_adds_its_samples_as_one_more_visit(self):
         c = self.made_up_cell()
-        rounds.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960], "peak_rss": 300}, None, 1, 1)
+        rounds.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960], "peak_rss": 300}, None, 1)
         self.assertEqual(c.status, "ok")
         self.assertEqual(c.result["samples_ns"], [800, 880, 960])
         self.assertEqual(c.result["sample_rounds"], [0, 0, 1])
         self.assertEqual(c.result["peak_rss"], 300)
-        self.assertEqual(c.summary["samples"], 3)
-        self.assertEqual(c.summary["median_ns_per_op"], 110)  # 880 / (4 reps x 2 ops)
+        self.assertEqual((c.summary["samples"], c.summary["visits"]), (3, 2))
+        # visits 105 (the median of 100 and 110 ns per op) and 120: every process counts once
+        self.assertEqual(c.summary["median_ns_per_op"], 112.5)
         rows = outputs.sample_lines([c])
         self.assertEqual([r[-1] for r in rows], [1, 1, 2])
 
-    def test_the_full_bootstrap_comes_with_the_last_round(self):
+    def test_a_revisit_is_one_more_round(self):
+        self.assertEqual([rounds.samples_in_round(7, 3, r) for r in (3, 4)], [2, 2])
         c = self.made_up_cell()
-        rounds.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960]}, None, 1, 1, last=False)
-        self.assertFalse(c.final)
-        aggregate.finalize([c], 1)  # the run ended before round 3
-        self.assertTrue(c.final)
-        full = stats.median_ci([100, 110, 120], stats.seed_for(1, *c.fields()),
-                                         stats.RESAMPLES)
-        self.assertEqual((c.summary["ci_low_ns"], c.summary["ci_high_ns"]), full)
+        rounds.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960]}, None, 5)
+        self.assertEqual(c.result["sample_rounds"], [0, 0, 5])
+        self.assertEqual(c.summary["visits"], 2)
 
     def test_a_failed_later_round_fails_the_cell(self):
         c = self.made_up_cell()
-        rounds.add_round(c, None, "crashed (SIGSEGV)", 2, 1)
+        rounds.add_round(c, None, "crashed (SIGSEGV)", 2)
         self.assertEqual((c.status, c.reason, c.summary), ("failed", "round 3: crashed (SIGSEGV)", None))
         c = self.made_up_cell()
-        rounds.add_round(c, {"status": "ok", "reps": 5, "samples_ns": [1]}, None, 1, 1)
+        rounds.add_round(c, {"status": "ok", "reps": 5, "samples_ns": [1]}, None, 1)
         self.assertEqual(c.status, "failed")
         self.assertIn("reps 5", c.reason)
 
@@ -142,8 +154,9 @@ class Expect(unittest.TestCase):
         c = aggregate.Measurement(matrix.Cell("gcc", "system", "thrash_pool", 10, 1, 0.0, False))
         c.status = "ok"
         c.result = {"reps": 4, "expect": 2 ** 63 + 5, "ops_per_rep": 1, "samples_ns": [8], "sample_rounds": [0]}
-        c.summary = aggregate.summarize(c, 1)
+        c.summary = aggregate.summarize(c)
         cfg = types.SimpleNamespace(seed=1, samples=3, rounds=3, min_ms=1.0, mem_limits={},
+                                    settings=aggregate.Settings(),
                                     cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row)
         seen = []
 

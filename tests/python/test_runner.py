@@ -5,6 +5,7 @@ crash, hang or fail their checksum (through the cell's AM_TEST_* hooks) being
 recorded as failed while the others complete. Builds the two rows if needed."""
 import csv
 import json
+import math
 import os
 import subprocess
 import sys
@@ -32,7 +33,7 @@ def build_dir():
 BUILD = build_dir()
 COMPILER = os.path.basename(BUILD)
 TINY = ["--allocators", "system,ideal", "--workloads", "thrash_pool", "--samples", "3",
-        "--min-ms", "1", "--seed", "7"]
+        "--min-ms", "1", "--seed", "7", "--revisits", "0"]
 
 
 _built = set()
@@ -131,19 +132,21 @@ class Tiny(unittest.TestCase):
             for x in mine:
                 self.assertAlmostEqual(float(x["ns_per_op"]) * int(x["reps"]) / float(x["ns"]), 1, places=4)
 
-    def test_ratios_agree_with_medians(self):
+    def test_ratios_pair_the_visits_of_one_round(self):
         _, ratios = read_csv(os.path.join(self.out, "ratios.csv"))
-        _, summary = read_csv(os.path.join(self.out, "summary.csv"))
-        med = {(r["strategy"], r["size"]): float(r["median_ns_per_op"]) for r in summary}
+        _, samples = read_csv(os.path.join(self.out, "samples.csv"))
         self.assertEqual(sorted(r["size"] for r in ratios), ["10", "210"])
         for r in ratios:
-            self.assertEqual((r["strategy"], r["baseline"]), ("ideal", "system"))
-            want = med[("ideal", r["size"])] / med[("system", r["size"])]
-            self.assertAlmostEqual(float(r["ratio"]) / want, 1, places=4)
+            self.assertEqual((r["strategy"], r["baseline"], r["pairs"]), ("ideal", "system", "3"))
+            at = {(x["strategy"], x["round"]): float(x["ns_per_op"]) for x in samples if x["size"] == r["size"]}
+            d = [math.log(at[("ideal", k)] / at[("system", k)]) for k in ("1", "2", "3")]
+            # Hodges-Lehmann: the median of the Walsh averages of the three log ratios
+            walsh = sorted(d + [(d[0] + d[1]) / 2, (d[0] + d[2]) / 2, (d[1] + d[2]) / 2])
+            self.assertAlmostEqual(float(r["ratio"]) / math.exp((walsh[2] + walsh[3]) / 2), 1, places=4)
             lo, hi = float(r["ci_low"]), float(r["ci_high"])
             self.assertLessEqual(lo, float(r["ratio"]) * 1.0001)
             self.assertGreaterEqual(hi, float(r["ratio"]) * 0.9999)
-            self.assertEqual(r["significant"], "0" if lo <= 1 <= hi else "1")
+            self.assertEqual(r["significant"], "0")  # three pairs cannot reach 95%
 
     def test_meta_records_the_run(self):
         with open(os.path.join(self.out, "meta.json")) as f:
@@ -158,7 +161,11 @@ class Tiny(unittest.TestCase):
         self.assertEqual(meta["compilers"][0]["name"], COMPILER)
         self.assertTrue(meta["hardware_counters"] == "available" or
                         meta["hardware_counters"].startswith("unavailable: "))
-        self.assertEqual(meta["cells"], {"planned": 4, "ok": 4, "failed": 0, "not_run": 0})
+        self.assertEqual({k: v for k, v in meta["cells"].items() if k != "unstable"},
+                         {"planned": 4, "ok": 4, "failed": 0, "not_run": 0})
+        self.assertEqual(meta["statistics"]["margin"], 0.02)
+        self.assertEqual(meta["revisits"]["limit"], 0)
+        self.assertIn("load_average", meta["environment"])
         self.assertEqual(meta["cpu_count"], os.cpu_count())  # the tables' oversubscription mark
         pin = meta["cpu_pinning"]
         if hasattr(os, "sched_getaffinity"):
@@ -181,7 +188,7 @@ class RelativeOut(unittest.TestCase):
             p = subprocess.run([sys.executable, RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD),
                                 "--allocators", "system,mmap_file", "--baseline", "system", "--workloads",
                                 "thrash_pool", "--sizes", "10", "--samples", "3", "--min-ms", "1", "--seed", "7",
-                                "--cpu", "none", "--no-stats-tables", "--out", rel],
+                                "--revisits", "0", "--cpu", "none", "--no-stats-tables", "--out", rel],
                                cwd=tmp, capture_output=True, text=True, timeout=120)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
             _, rows = read_csv(os.path.join(tmp, rel, "summary.csv"))
@@ -358,7 +365,7 @@ class MemLimit(unittest.TestCase):
 
     BIG = 80
     CELLS = ["--allocators", "system", "--baseline", "system", "--workloads", "mmap_pressure", "--threads", "1",
-             "--param", "0", "--samples", "3", "--min-ms", "1", "--seed", "7", "--cpu", "none",
+             "--param", "0", "--samples", "3", "--min-ms", "1", "--seed", "7", "--cpu", "none", "--revisits", "0",
              "--no-stats-tables"]
 
     def test_the_size_needs_more_than_the_limit(self):

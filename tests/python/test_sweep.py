@@ -45,6 +45,7 @@ class Sweep(unittest.TestCase):
         cls.out = os.path.join(cls.tmp.name, "run")
         cls.p = tr.run(["--allocators", ROWS, "--baseline", "pool", "--workloads", "contention",
                         "--sizes", "3000", "--quick", "--samples", "3", "--min-ms", "1", "--seed", "3",
+                        "--revisits", "0",
                         "--out", cls.out])
         with open(os.path.join(cls.out, "summary.csv"), newline="") as f:
             cls.rows = list(csv.DictReader(f))
