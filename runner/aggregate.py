@@ -19,9 +19,11 @@ VERSUS = {"contention": "pool", "query_heap": "system"}
 class Settings:
     """How the figures are judged; meta.json records them ("statistics").
     margin: a ratio is marked as a difference only when it is at least this
-    far from 1 (and its interval excludes 1). unstable_width: a cell whose
-    median's 95% interval is wider than this (high / low - 1) is unstable:
-    its visits disagree too much for its figures to repeat."""
+    far from 1 (and its interval excludes 1). unstable_width: a cell, or a
+    ratio, whose 95% interval is wider than this (high / low - 1) is
+    unstable: its visits (or pairs of visits) disagree too much for it to
+    repeat. A cell's interval holds a shift of the whole machine, a ratio's
+    does not: a block is visited again for its ratios (to_revisit)."""
     margin: float = 0.02
     unstable_width: float = 0.10
 
@@ -116,14 +118,14 @@ def finalize(measurements, settings=Settings()):
 class Ratio:
     """A strategy's cell over a reference row's cell at the same point: the
     paired estimate and interval, how many rounds paired, whether it is
-    marked as a difference and whether either cell is unstable."""
+    marked as a difference and whether it is unstable (its interval too wide)."""
     __slots__ = ("cell", "baseline", "ratio", "ci_low", "ci_high", "pairs", "significant", "unstable")
 
-    def __init__(self, cell, baseline, iv, margin, unstable):
+    def __init__(self, cell, baseline, iv, settings):
         self.cell, self.baseline = cell, baseline
         self.ratio, self.ci_low, self.ci_high, self.pairs = iv.estimate, iv.low, iv.high, iv.n
-        self.significant = stats.is_difference(iv, margin)
-        self.unstable = unstable
+        self.significant = stats.is_difference(iv, settings.margin)
+        self.unstable = stats.relative_width(iv) > settings.unstable_width
 
 
 def point(cell):
@@ -159,7 +161,7 @@ class Ratios:
                 self.done[memo] = stats.paired_ratio(m.visits(), b.visits())
             iv = self.done[memo]
             if iv is not None:
-                out.append(Ratio(m.cell, self.baseline, iv, self.settings.margin, is_unstable(m) or is_unstable(b)))
+                out.append(Ratio(m.cell, self.baseline, iv, self.settings))
         return out
 
     def versus_rows(self, measurements):
@@ -179,14 +181,11 @@ def control_count(ratio_entries, control):
     return sum(bool(r["significant"]) for r in mine), len(mine)
 
 
-def to_revisit(measurements, moved, revisited):
-    """The blocks to visit again: those with an unstable cell, and those during
-    a visit of which a CPU they ran on changed state (moved: block -> such
-    visits), as long as they have had fewer revisits (revisited: block -> count)."""
-    out = set()
-    for m in measurements:
-        b = matrix.block_of(m.cell)
-        if m.status == "ok" and is_unstable(m):
-            out.add(b)
+def to_revisit(ratios, moved, revisited):
+    """The blocks to visit again: those with an unstable ratio (its pairs of
+    visits disagree), and those during a visit of which a CPU they ran on
+    changed state (moved: block -> such visits) more often than they were
+    revisited (revisited: block -> count)."""
+    out = {matrix.block_of(r.cell) for r in ratios if r.unstable}
     out |= {b for b, n in moved.items() if n > revisited.get(b, 0)}
     return sorted(out, key=str)

@@ -99,6 +99,7 @@ class Visits:
     def __init__(self, cfg, measurements, pinner, writer, launcher, progress):
         self.cfg, self.pinner, self.writer, self.launcher, self.progress = \
             cfg, pinner, writer, launcher, progress
+        self.ratios = writer.ratios
         self.of = {m.cell: m for m in measurements}
         self.moved = {}      # block -> visits of it during which a CPU it ran on changed state
         self.revisited = {}  # block -> revisits made
@@ -130,7 +131,7 @@ class Visits:
         """Up to cfg.revisits more rounds over the blocks that need one: every
         round visits them in a new shuffled order, pairs stay in one round."""
         for extra in range(self.cfg.revisits):
-            todo = aggregate.to_revisit(self.of.values(), self.moved, self.revisited)
+            todo = aggregate.to_revisit(self.ratios.of(list(self.of.values())), self.moved, self.revisited)
             if not todo:
                 return
             rnd = self.cfg.rounds + extra

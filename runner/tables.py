@@ -22,9 +22,10 @@ def percent(share):
 
 def marks_legend(marks):
     """What ~ and ? mean, and how often the A/A control was marked."""
-    text = (f"{NOT_SIGNIFICANT} = not marked as a difference (the interval holds 1, or the ratio is within "
-            f"{percent(marks.margin)} of 1); {UNSTABLE} = unstable (a cell's visits disagree: its median's "
-            f"interval is wider than {percent(marks.unstable_width)} even after revisits)")
+    text = (f"{NOT_SIGNIFICANT} = not marked as a difference (the interval holds 1, the ratio is within "
+            f"{percent(marks.margin)} of 1, or fewer than 6 rounds paired); {UNSTABLE} = unstable (the 95% "
+            f"interval is wider than {percent(marks.unstable_width)} even after revisits: a cell's visits, or a "
+            f"ratio's pairs of visits, disagree)")
     return text + (f"; {marks.control}" if marks.control else "")
 
 
