@@ -182,10 +182,17 @@ def control_count(ratio_entries, control):
 
 
 def to_revisit(ratios, moved, revisited):
-    """The blocks to visit again: those with an unstable ratio (its pairs of
-    visits disagree), and those during a visit of which a CPU they ran on
-    changed state (moved: block -> such visits) more often than they were
-    revisited (revisited: block -> count)."""
-    out = {matrix.block_of(r.cell) for r in ratios if r.unstable}
-    out |= {b for b, n in moved.items() if n > revisited.get(b, 0)}
-    return sorted(out, key=str)
+    """The blocks to visit again, the most needed first: those with an
+    unstable ratio (its pairs of visits disagree; the widest interval
+    first), then those during a visit of which a CPU they ran on changed
+    state (moved: block -> such visits) more often than they were revisited
+    (revisited: block -> count)."""
+    need = {}
+    for r in ratios:
+        if r.unstable:
+            b = matrix.block_of(r.cell)
+            need[b] = max(need.get(b, 0.0), r.ci_high / r.ci_low if r.ci_low > 0 else float("inf"))
+    for b, n in moved.items():
+        if n > revisited.get(b, 0):
+            need.setdefault(b, 0.0)
+    return sorted(need, key=lambda b: (-need[b], str(b)))

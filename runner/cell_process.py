@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 
 from runner import pinning
 
@@ -89,12 +90,21 @@ def run_process(cmd, timeout, cwd, env=None):
 class Launcher:
     """Starts the cells of a run: each in the scratch folder, with the run's
     environment and timeout, on the CPU the pinner chose (a cell with several
-    threads on every CPU)."""
+    threads on every CPU). It keeps the count and the wall time of the
+    processes of each kind (first visits, later ones, -stats runs): where a
+    run's time goes (meta.json, "time")."""
 
     def __init__(self, timeout, scratch, tmpdir=None, pinner=None):
         self.timeout, self.scratch, self.pinner = timeout, scratch, pinner
         self.env = cell_env(tmpdir)
+        self.spent = {}  # kind -> [processes, seconds]
 
-    def run(self, cmd, many_threads=False):
+    def run(self, cmd, many_threads=False, kind="visit"):
         pinning.place(self.pinner and self.pinner.cpu, many_threads)
-        return run_process(cmd, self.timeout, self.scratch, self.env)
+        t0 = time.monotonic()
+        try:
+            return run_process(cmd, self.timeout, self.scratch, self.env)
+        finally:
+            seen = self.spent.setdefault(kind, [0, 0.0])
+            seen[0] += 1
+            seen[1] += time.monotonic() - t0

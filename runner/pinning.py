@@ -85,6 +85,7 @@ class Pinner:
         self.note = {"pinned": None}
         self.probes, self.switches = 0, 0
         self.timings = {}  # {cpu: ns} of the last probe
+        self.seconds = 0.0  # spent probing
         if self.cpus is None:
             self.note["why"] = "this OS has no CPU affinity call"
         elif request == "none":
@@ -106,6 +107,7 @@ class Pinner:
             self.probe(rounds=2, reps=20)
 
     def probe(self, rounds=1, reps=8):
+        t0 = time.monotonic()
         timings = {}
         for _ in range(rounds):  # alternating rounds, best of each: one slow moment decides nothing
             for cpu in self.cpus:
@@ -114,6 +116,7 @@ class Pinner:
                     timings[cpu] = min(ns, timings.get(cpu, ns))
         self.probes += 1
         self.last = time.monotonic()
+        self.seconds += self.last - t0
         self.timings = timings
         if timings:
             best = min(timings, key=timings.get)

@@ -38,7 +38,7 @@ def measure(m, cfg, launcher, rnd=0):
         cmd += ["--reps", str(m.result["reps"])]
         if isinstance(m.result.get("expect"), int):
             cmd += ["--expect", str(m.result["expect"])]
-    out, why = launcher.run(cmd, cell.threaded and cell.threads > 1)
+    out, why = launcher.run(cmd, cell.threaded and cell.threads > 1, "later visits" if rnd else "first visits")
     if rnd:
         add_round(m, out, why, rnd, cfg.settings)
         return
@@ -58,7 +58,7 @@ def measure(m, cfg, launcher, rnd=0):
         if not os.path.exists(exe):
             note = "no -stats binary"
         else:
-            sout, swhy = launcher.run([exe] + common + ["--stats-only"])
+            sout, swhy = launcher.run([exe] + common + ["--stats-only"], kind="-stats runs")
             if swhy:
                 note = "stats run: " + swhy
             else:

@@ -16,6 +16,10 @@ from runner.errors import (EXIT_ALL_FAILED, EXIT_INTERRUPTED, EXIT_NOT_WRITTEN, 
 from runner.progress import Progress, clock
 
 WRITE_EVERY_S = 5.0
+# the revisits of unstable blocks take at most this share of the planned
+# visits: on a machine too busy for any block to settle, a run takes at most
+# a quarter longer, and its unstable cells are flagged
+REVISIT_SHARE = 0.25
 
 
 def create_folder(out_dir):
@@ -61,13 +65,18 @@ class Writer:
         self.error = None
         self.visits = None
         self.cpu_times = environment.cpu_times()
+        self.writing = 0.0  # seconds spent rewriting the files during the run
 
     def meta(self, state):
-        return meta.make_meta(self.cfg, self.static, self.measurements, self.started, state, self.pinner.note,
-                              self.visits.note() if self.visits else None, self.cpu_times)
+        m = meta.make_meta(self.cfg, self.static, self.measurements, self.started, state, self.pinner.note,
+                           self.visits.note() if self.visits else None, self.cpu_times)
+        if self.visits:
+            m["time"] = dict(self.visits.time_note(), **{"writing the files": {"seconds": round(self.writing, 2)}})
+        return m
 
     def maybe(self):
-        if time.monotonic() - self.last < WRITE_EVERY_S:
+        t0 = time.monotonic()
+        if t0 - self.last < WRITE_EVERY_S:
             return
         try:
             outputs.write_all(self.cfg.out_dir, self.measurements, self.ratios, self.meta("running"),
@@ -78,6 +87,7 @@ class Writer:
                       file=sys.stderr, flush=True)
             self.error = e
         self.last = time.monotonic()
+        self.writing += self.last - t0
 
     def last_write(self, state):
         """The files whole at the end; the tables' text."""
@@ -128,10 +138,20 @@ class Visits:
                 self.block(rnd, cells)
 
     def revisits(self):
-        """Up to cfg.revisits more rounds over the blocks that need one: every
-        round visits them in a new shuffled order, pairs stay in one round."""
+        """Up to cfg.revisits more rounds over the blocks that need one, the most
+        needed first while the revisits stay within REVISIT_SHARE of the
+        planned visits: every round visits them in a new shuffled order, and
+        pairs stay in one round."""
+        size = {}
+        for c in self.cfg.cells:
+            size[matrix.block_of(c)] = size.get(matrix.block_of(c), 0) + 1
+        budget = int(REVISIT_SHARE * len(self.cfg.cells) * self.cfg.rounds)
         for extra in range(self.cfg.revisits):
-            todo = aggregate.to_revisit(self.ratios.of(list(self.of.values())), self.moved, self.revisited)
+            todo = []
+            for b in aggregate.to_revisit(self.ratios.of(list(self.of.values())), self.moved, self.revisited):
+                if size[b] <= budget:
+                    todo.append(b)
+                    budget -= size[b]
             if not todo:
                 return
             rnd = self.cfg.rounds + extra
@@ -147,6 +167,16 @@ class Visits:
         return {"limit": self.cfg.revisits, "blocks_revisited": len(self.revisited),
                 "revisits": sum(self.revisited.values()),
                 "visits_with_a_cpu_that_moved": sum(self.moved.values())}
+
+    def time_note(self):
+        """Where the run's time went (meta.json "time"): processes of each kind
+        with their wall time, the time in samples, the CPU probes."""
+        out = {k: {"processes": n, "seconds": round(s, 2), "ms_each": round(1000 * s / n, 1)}
+               for k, (n, s) in sorted(self.launcher.spent.items()) if n}
+        sampled = sum(sum(m.result["samples_ns"]) for m in self.of.values() if m.status == "ok") / 1e9
+        out["in samples"] = {"seconds": round(sampled, 2)}
+        out["CPU probes"] = {"probes": self.pinner.probes, "seconds": round(self.pinner.seconds, 2)}
+        return out
 
 
 def visit_all(cfg, measurements, pinner, writer):

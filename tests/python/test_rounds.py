@@ -10,11 +10,12 @@ import subprocess
 import sys
 import types
 import unittest
+import unittest.mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, ensure_cells  # noqa: E402
-from runner import aggregate, catalog, matrix, outputs, progress, rounds  # noqa: E402
+from runner import aggregate, catalog, matrix, outputs, progress, rounds, run  # noqa: E402
 
 
 class Rounds(unittest.TestCase):
@@ -161,7 +162,7 @@ class Expect(unittest.TestCase):
         seen = []
 
         class FakeLauncher:
-            def run(self, cmd, many_threads=False):
+            def run(self, cmd, many_threads=False, kind=None):
                 seen.append(cmd)
                 return {"status": "ok", "reps": 4, "samples_ns": [9]}, None
         rounds.measure(c, cfg, FakeLauncher(), rnd=1)
@@ -172,3 +173,68 @@ class Expect(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Revisits(unittest.TestCase):
+    """Blocks whose ratios are unstable, or during which a CPU changed state,
+    are visited again (run.Visits), within the limits; no processes: made-up answers."""
+
+    def visit_all(self, noisy_size, moved_sizes=(), revisits=3, rounds_=6):
+        cells = matrix.blocked_shuffle([matrix.Cell("cc", s, "thrash_pool", size, 1, 0.0, False)
+                                        for s in ("base", "other") for size in (1, 2, 3, 4)], random.Random(1))
+        cfg = types.SimpleNamespace(seed=1, samples=rounds_, rounds=rounds_, revisits=revisits, min_ms=1.0,
+                                    mem_limits={}, settings=aggregate.Settings(), cells=cells,
+                                    cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row)
+        answers = {}
+
+        class Launcher:
+            def run(self, cmd, many_threads=False, kind=None):
+                row, size = cmd[0][len("am-cell-"):], int(cmd[cmd.index("--size") + 1])
+                n = answers[(row, size)] = answers.get((row, size), -1) + 1
+                # the other row's visits of the noisy block spread 30%, every other pair is exact
+                ns = 100 * (1 + 0.3 * (n % 3) * (row == "other" and size == noisy_size))
+                return {"status": "ok", "reps": 1, "expect": 1, "samples_ns": [ns]}, None
+
+        class Pinner:
+            def __init__(self):
+                self.current = None
+
+            def before_block(self):
+                return {0: 1.0}
+
+            def after_block(self, before, many_threads):
+                return self.current in moved_sizes and answers.get(("base", self.current)) == 0
+
+        pinner = Pinner()
+        measurements = [aggregate.Measurement(c) for c in cells]
+        writer = types.SimpleNamespace(ratios=aggregate.Ratios("base"), maybe=lambda: None)
+        visits = run.Visits(cfg, measurements, pinner, writer, Launcher(), progress.Progress(8, rounds_, False))
+        measure = rounds.measure
+
+        def tracking(m, cfg_, launcher, rnd=0):
+            pinner.current = m.cell.size
+            return measure(m, cfg_, launcher, rnd)
+        with unittest.mock.patch.object(rounds, "measure", tracking):
+            visits.planned()
+            visits.revisits()
+        return {(m.cell.strategy, m.cell.size): sorted(set(m.result["sample_rounds"])) for m in measurements}, visits
+
+    def test_an_unstable_block_is_visited_again_up_to_the_limit(self):
+        seen, visits = self.visit_all(noisy_size=2)
+        self.assertEqual(seen[("other", 2)], list(range(9)))  # 6 rounds and 3 revisits
+        self.assertEqual(seen[("base", 2)], list(range(9)))   # the pairs stay in one round
+        self.assertEqual(seen[("other", 1)], list(range(6)))
+        self.assertEqual(visits.note()["blocks_revisited"], 1)
+
+    def test_a_block_whose_cpu_moved_is_visited_once_more(self):
+        seen, visits = self.visit_all(noisy_size=None, moved_sizes=(3,))
+        self.assertEqual(seen[("other", 3)], list(range(7)))
+        self.assertEqual(seen[("other", 4)], list(range(6)))
+        self.assertEqual(visits.note()["visits_with_a_cpu_that_moved"], 1)
+
+    def test_revisits_stay_within_a_quarter_of_the_planned_visits(self):
+        # 8 cells x 2 rounds planned: 4 revisit visits at most, one block of 2 cells, twice
+        seen, _ = self.visit_all(noisy_size=2, rounds_=2)
+        self.assertEqual(seen[("other", 2)], [0, 1, 2, 3])
+        seen, _ = self.visit_all(noisy_size=2, revisits=0)
+        self.assertEqual(seen[("other", 2)], list(range(6)))
