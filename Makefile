@@ -10,6 +10,7 @@
 #   DEBUG=1         build with the allocmark debug layer (header and canary per block) in build/<cc>-debug
 #   make hyperfine  whole-process timings with hyperfine, into RUN (results/latest)
 #   make compare RUNS="results/a results/b"   several runs side by side
+#   make compare BASE=results/a RUNS=results/b   exit 1 when a cell moved beyond the noise
 # COMPILERS="gcc clang-14" (make bench, make hyperfine): one build folder each,
 # one matrix; default: CC when given, else every one of gcc and clang on PATH.
 # One executable per strategy and compiler: the strategy is chosen with
@@ -190,7 +191,7 @@ fuzz-selftest:
 # cells in a sub-make (rows are chosen when the Makefile is read, so a library
 # installed here shows up only there), then run the matrix.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
-BENCH_BASE := $(or $(BASELINE),monotonic$(comma)system)
+BENCH_BASE := $(or $(BASELINE),monotonic$(comma)system)$(comma)control
 # COMPILERS: the compiler commands, checked by runner/compilers.py before
 # anything is built (a missing one: exit 2 naming it). CC given on the command
 # line or in the environment means just that compiler.
@@ -200,7 +201,8 @@ endif
 BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
 	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SIZES),--sizes $(SIZES)) \
 	$(if $(SAMPLES),--samples $(SAMPLES)) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(BASELINE),--baseline $(BASELINE)) \
-	$(if $(SEED),--seed $(SEED)) $(if $(CPU),--cpu $(CPU)) $(if $(MEM_LIMIT),--mem-limit $(MEM_LIMIT)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) $(BENCH_FLAGS)
+	$(if $(SEED),--seed $(SEED)) $(if $(CPU),--cpu $(CPU)) $(if $(MEM_LIMIT),--mem-limit $(MEM_LIMIT)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) \
+	$(if $(MARGIN),--margin $(MARGIN)) $(if $(REVISITS),--revisits $(REVISITS)) $(BENCH_FLAGS)
 # shell snippets: $$ccs = the checked commands, then each one's cells built in
 # build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
 # QUICK=1 without COMPILERS measures one compiler: CC when given, else gcc
@@ -235,9 +237,9 @@ hyperfine:
 	$(call BUILD_EACH,$(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(or $(HF_STRATEGY),system))); \
 	$(PYTHON) runner/hyperfine.py --compilers $$names $(HF_ARGS)
 
-# make compare RUNS="results/a results/b" [OUT=dir]
+# make compare RUNS="results/a results/b" [BASE=results/x] [MARGIN=0.02] [OUT=dir]
 compare:
-	@$(PYTHON) runner/compare.py $(RUNS) $(if $(OUT),--out $(OUT))
+	@$(PYTHON) runner/compare.py $(if $(BASE),--base $(BASE)) $(RUNS) $(if $(MARGIN),--margin $(MARGIN)) $(if $(OUT),--out $(OUT))
 
 list: $(firstword $(CELLS))
 	@$(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)

@@ -154,7 +154,10 @@ def _control(args, rows, compilers, rows_of, allocators, notes):
     measures its twin (the default baseline); (None, None) with --no-control,
     without the twin, or where the control is not built."""
     name, twin = catalog.CONTROL, catalog.twin_of(rows, catalog.CONTROL)
-    if args.no_control or twin is None or twin not in allocators:
+    if args.no_control or twin is None:
+        return None, None
+    if twin not in allocators:
+        notes.append(f"no A/A control: {name} is a second build of {twin}, which this run does not measure")
         return None, None
     lacking = [c for c in compilers if name not in rows_of[c] or twin not in rows_of[c]]
     if lacking:

@@ -7,7 +7,10 @@ runs' per-round log ratios, with its Mann-Whitney interval. A cell moved when
 that interval excludes no change, the change clears the margin, and it is
 larger than the noise between the two runs: NOISE_SDS robust standard
 deviations of every such change of the same kind (one thread, several
-threads). It computes and says; compare.py decides the exit status."""
+threads; all the changes where a kind has fewer than FEW). The spread is
+taken around the changes' median, so a change every ratio shares (the
+baseline itself moved) still stands out. It computes and says; compare.py
+decides the exit status."""
 import math
 
 from runner import aggregate, stats
@@ -16,6 +19,7 @@ from runner import aggregate, stats
 # from none is beyond the noise between the two runs (for normal noise, four
 # are passed by chance once in 16,000 cells)
 NOISE_SDS = 4.0
+FEW = 10
 
 
 def log_ratios(run, key, baseline):
@@ -32,10 +36,12 @@ def kind(key):
 
 
 def robust_sd(values):
-    """1.4826 x the median absolute deviation from zero change: the standard
-    deviation of normal noise around no change, untouched by a few cells that
-    really moved."""
-    return 1.4826 * stats.median([abs(v) for v in values]) if values else 0.0
+    """1.4826 x the median absolute deviation: the standard deviation of normal
+    noise, untouched by a few cells that really moved."""
+    if not values:
+        return 0.0
+    mid = stats.median(values)
+    return 1.4826 * stats.median([abs(v - mid) for v in values])
 
 
 class Change:
@@ -68,7 +74,8 @@ def judge(found, margin):
     spread = {}
     for c in found:
         spread.setdefault(kind(c.key), []).append(math.log(c.interval.estimate))
-    noise = {k: math.expm1(NOISE_SDS * robust_sd(v)) for k, v in spread.items()}
+    every = [v for vs in spread.values() for v in vs]
+    noise = {k: math.expm1(NOISE_SDS * robust_sd(v if len(v) >= FEW else every)) for k, v in spread.items()}
     for c in found:
         threshold = max(margin, noise[kind(c.key)])
         c.moved = stats.is_difference(c.interval, margin) and \
@@ -86,7 +93,7 @@ def report(found, noise, margin, baseline, control=None):
     kinds = "; ".join(f"{k} {100 * v:.1f}%" for k, v in sorted(noise.items()))
     lines = [f"Judged on each ratio to {baseline}; a cell moved when the 95% interval of its change excludes "
              f"none and the change exceeds both the margin ({100 * margin:g}%) and the noise between the runs "
-             f"({NOISE_SDS:g} robust SDs of every cell's change: {kinds or 'no cells'})."]
+             f"({NOISE_SDS:g} robust SDs of the cells' changes: {kinds or 'no cells'})."]
     if control:
         mine = [c for c in found if c.key[1] == control]
         lines.append(f"A/A control {control}: moved in {sum(c.moved for c in mine)} of {len(mine)} cells.")

@@ -176,6 +176,58 @@ class Tiny(unittest.TestCase):
             self.assertIsNone(pin["pinned"])
 
 
+class Control(unittest.TestCase):
+    """The A/A control row (a second build of monotonic) joins every run that
+    measures monotonic, in every block; the tables say how often it was marked."""
+
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells("ideal,monotonic,control")
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = os.path.join(cls.tmp.name, "run")
+        cls.p = run(["--allocators", "ideal", "--workloads", "thrash_pool", "--sizes", "10,210", "--samples", "6",
+                     "--min-ms", "1", "--seed", "7", "--revisits", "0", "--cpu", "none", "--no-stats-tables",
+                     "--out", cls.out])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_the_control_runs_in_every_block_against_its_twin(self):
+        self.assertEqual(self.p.returncode, 0, self.p.stdout + self.p.stderr)
+        _, rows = read_csv(os.path.join(self.out, "summary.csv"))
+        self.assertEqual(sorted((r["strategy"], r["size"]) for r in rows),
+                         [(s, z) for s in ("control", "ideal", "monotonic") for z in ("10", "210")])
+        with open(os.path.join(self.out, "meta.json")) as f:
+            meta = json.load(f)
+        self.assertEqual(meta["control"], {"row": "control", "twin": "monotonic"})
+        _, ratios = read_csv(os.path.join(self.out, "ratios.csv"))
+        mine = [r for r in ratios if r["strategy"] == "control"]
+        self.assertEqual(len(mine), 2)
+        marked = sum(r["significant"] == "1" for r in mine)
+        with open(os.path.join(self.out, "tables.txt")) as f:
+            first = f.readline().strip()
+        self.assertEqual(first, f"A/A control: control, a second build of monotonic, was marked as a difference "
+                                f"from it in {marked} of 2 cells ({50.0 * marked:.1f}%)")
+        with open(os.path.join(self.out, "tables.md")) as f:
+            self.assertIn("- A/A control: control", f.read())
+
+    def test_no_control_leaves_it_out_and_a_run_without_its_twin_says_so(self):
+        out = os.path.join(self.tmp.name, "without")
+        p = run(["--allocators", "ideal", "--workloads", "thrash_pool", "--sizes", "10", "--samples", "3",
+                 "--min-ms", "1", "--revisits", "0", "--cpu", "none", "--no-stats-tables", "--no-control",
+                 "--out", out])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        _, rows = read_csv(os.path.join(out, "summary.csv"))
+        self.assertNotIn("control", {r["strategy"] for r in rows})
+        p = run(["--allocators", "ideal", "--baseline", "ideal", "--workloads", "thrash_pool", "--sizes", "10",
+                 "--samples", "3", "--min-ms", "1", "--revisits", "0", "--cpu", "none", "--no-stats-tables",
+                 "--out", os.path.join(self.tmp.name, "no-twin")])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("note: no A/A control: control is a second build of monotonic, which this run does not "
+                      "measure", p.stdout)
+
+
 class RelativeOut(unittest.TestCase):
     """--out relative to the working directory, as `make bench OUT=results/x`
     gives it: the cells run in a scratch folder, and mmap_file puts its heap's
@@ -236,6 +288,10 @@ class BadInput(unittest.TestCase):
         self.check(["--timeout", "0"], "'0'")
         self.check(["--rounds", "0"], "'0'")
         self.check(["--rounds", "two"], "'two'")
+        self.check(["--revisits", "-1"], "'-1'")
+        self.check(["--margin", "abc"], "'abc'", "0.02 or 2%")
+        self.check(["--margin", "150%"], "'150%'", "from 0 to 1")
+        self.check(["--margin", "nan"], "'nan'")
 
     def test_more_rounds_than_samples(self):
         self.check(["--allocators", "system", "--samples", "3", "--rounds", "4"], "--rounds 4", "--samples 3")
