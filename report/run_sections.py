@@ -94,8 +94,8 @@ takes: a cell's figure is the median over its visits of each visit's median time
 interval comes from the order statistics of those visit medians (the sign test's, interpolated), so it holds
 the spread between processes, not only the spread inside one. A ratio to the baseline
 (<code>{esc(self.run.baseline)}</code>) pairs the two cells' visits made in the same round, a few seconds
-apart in one block: its estimate is the Hodges-Lehmann centre of the paired log ratios and its 95% interval the
-Wilcoxon signed-rank one. It is marked faster or slower only when that interval lies wholly below or above 1
+apart in one block: its estimate is the median of the paired log ratios and its 95% interval their sign test's,
+as for a cell. It is marked faster or slower only when that interval lies wholly below or above 1
 <em>and</em> the ratio is at least {esc(margin)} away from 1; fewer than 6 paired visits mark nothing.</li>
 <li><strong>Unstable cells.</strong> A cell or ratio whose 95% interval is wider than {esc(width)} is unstable
 (<code>?</code>): its block was visited again (up to {v_revisits} more times, within a quarter of the

@@ -30,8 +30,8 @@ class Settings:
     def as_meta(self):
         return {"level": stats.LEVEL, "margin": self.margin, "unstable_width": self.unstable_width,
                 "cell_interval": "order statistics of the visits' medians (sign test, interpolated)",
-                "ratio_interval": "Wilcoxon signed-rank on the log ratios of the visits paired by round; "
-                                  "estimate: Hodges-Lehmann"}
+                "ratio_interval": "order statistics (sign test, interpolated) of the log ratios of the visits "
+                                  "paired by round; estimate: their median"}
 
     @classmethod
     def from_meta(cls, meta):

@@ -22,12 +22,12 @@ FALLBACK_BASELINE = "system"
 # intervals need at least 6 visits to reach 95% (stats.MIN_VISITS). Round 1
 # calibrates the repetitions; later rounds reuse its count. The trade and the
 # time budget: docs/bench.md (visits and samples), docs/measurements.md.
-DEFAULT_ROUNDS = 8
-DEFAULT_SAMPLES = 8
-DEFAULT_MIN_MS = 5.0
+DEFAULT_ROUNDS = 6
+DEFAULT_SAMPLES = 6
+DEFAULT_MIN_MS = 3.0
 QUICK_ROUNDS = 6
 QUICK_SAMPLES = 6
-QUICK_MIN_MS = 3.0
+QUICK_MIN_MS = 2.0
 # blocks whose visits disagree (an unstable cell) or during which a CPU
 # changed state are visited again, at most this many times each
 DEFAULT_REVISITS = 3

@@ -62,8 +62,7 @@ def changes(base, run, baseline):
         if not a or not x:
             continue
         iv = stats.shift_interval(x, a)
-        out.append(Change(key, math.exp(stats.signed_rank_interval(a).estimate),
-                          math.exp(stats.signed_rank_interval(x).estimate),
+        out.append(Change(key, math.exp(stats.median(a)), math.exp(stats.median(x)),
                           stats.Interval(math.exp(iv.estimate), math.exp(iv.low), math.exp(iv.high), iv.n,
                                          iv.reached)))
     return out

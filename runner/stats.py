@@ -1,9 +1,9 @@
 """stats.py: the statistics allocmark reports, on the visits of a cell (a
 visit: one process; its value: the median of its samples). A cell's median
-and its order-statistic interval; a ratio of two cells from the visits they
-made in the same rounds, as paired log ratios (Hodges-Lehmann estimate,
-Wilcoxon signed-rank interval); the shift between two unpaired sets of visits
-(two runs: Hodges-Lehmann with the Mann-Whitney interval). Every interval is
+and its order-statistic (sign test) interval; a ratio of two cells from the
+visits they made in the same rounds, as the median of the paired log ratios
+with the same interval; the shift between two unpaired sets of visits (two
+runs: Hodges-Lehmann with the Mann-Whitney interval). Every interval is
 distribution-free and exact or near it, and needs no random numbers.
 Standard library only; it knows nothing of files or cells."""
 import collections
@@ -85,18 +85,6 @@ def _cumulative(counts):
 
 
 @functools.lru_cache(maxsize=None)
-def _signed_rank_cdf(n):
-    """P(T <= t) for t = 0 .. n(n+1)/2, T the Wilcoxon signed-rank statistic of n pairs."""
-    counts = [1]
-    for k in range(1, n + 1):
-        new = counts + [0] * k
-        for t, c in enumerate(counts):
-            new[t + k] += c
-        counts = new
-    return tuple(_cumulative(counts))
-
-
-@functools.lru_cache(maxsize=None)
 def _rank_sum_cdf(m, n):
     """P(U <= u) for u = 0 .. mn, U the Mann-Whitney statistic (pairs with x > y)
     of samples of m and n. The largest value is an x, above all n y's (U grows
@@ -168,30 +156,6 @@ def median_interval(xs, level=LEVEL):
     return Interval(est, lo, hi, n, True)
 
 
-def _walsh_averages(d):
-    n = len(d)
-    return sorted((d[i] + d[j]) / 2 for i in range(n) for j in range(i, n))
-
-
-def signed_rank_interval(d, level=LEVEL):
-    """Hodges-Lehmann estimate of the centre of the differences d (the median
-    of their Walsh averages) and the Wilcoxon signed-rank interval: an
-    Interval. Exact up to EXACT_UP_TO pairs."""
-    n = len(d)
-    if n == 0:
-        raise ValueError("interval of no differences")
-    w = _walsh_averages(d)
-    total = len(w)
-    mean = total / 2
-    sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
-    cdf = _signed_rank_cdf(n) if n <= EXACT_UP_TO else None
-    k = _depth(cdf, total, level, mean, sd)
-    if k < 1:
-        return Interval(median(w), w[0], w[-1], n, False)
-    reached = _coverage(cdf, k) >= level - 1e-12 if cdf is not None else True
-    return Interval(median(w), w[k - 1], w[total - k], n, reached)
-
-
 def shift_interval(xs, ys, level=LEVEL):
     """Hodges-Lehmann estimate of the shift xs - ys (the median of every
     difference x - y) and its Mann-Whitney interval, for two unpaired sets: an
@@ -218,11 +182,11 @@ def _exp(iv):
 def paired_ratio(a, b, level=LEVEL):
     """The ratio of two cells measured side by side: a and b map a round to
     that round's visit value; each round both visited gives one log ratio.
-    The estimate is exp of their Hodges-Lehmann centre, the interval the
-    Wilcoxon signed-rank one: an Interval of ratios, or None when no round is shared."""
+    The estimate is exp of their median, the interval the sign test's
+    (median_interval): an Interval of ratios, or None when no round is shared."""
     shared = sorted(set(a) & set(b))
     d = [math.log(a[r] / b[r]) for r in shared if a[r] > 0 and b[r] > 0]
-    return _exp(signed_rank_interval(d, level)) if d else None
+    return _exp(median_interval(d, level)) if d else None
 
 
 def unpaired_ratio(xs, ys, level=LEVEL):

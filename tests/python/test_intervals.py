@@ -125,13 +125,14 @@ class SimulatedRun(unittest.TestCase):
         marked = self.share(mine, lambda r: r["significant"] == "1")
         self.assertLessEqual(marked, 0.05, f"the A/A control was marked in {marked:.1%} of {BLOCKS} blocks")
 
-    def test_a_ratio_within_the_margin_is_rarely_marked_and_a_clear_one_often(self):
-        # 10% against a spread of 3% a process and a slow visit one time in 20, with 8
-        # pairs: the distribution-free interval finds it in about 7 blocks of 10
+    def test_a_ratio_within_the_margin_is_seldom_marked_and_a_clear_one_mostly(self):
+        # 1% is within the 2% margin: marked only when the noise of 8 pairs (4% a pair) pushes
+        # the interval past 1 and the ratio past 1.02, about one block in 12; 10% is found in
+        # more than 8 blocks of 10, a slow visit one time in 20 notwithstanding
         close = self.share([r for r in self.ratios if r["strategy"] == "close"], lambda r: r["significant"] == "1")
         slower = self.share([r for r in self.ratios if r["strategy"] == "slower"], lambda r: r["significant"] == "1")
-        self.assertLessEqual(close, 0.10)
-        self.assertGreaterEqual(slower, 0.60)
+        self.assertLessEqual(close, 0.15)
+        self.assertGreaterEqual(slower, 0.80)
 
 
 if __name__ == "__main__":
