@@ -89,5 +89,5 @@ def key_of(row):
 
 
 def key_fields(key):
-    """A key as the CSV writes it (the seeds of the bootstrap hash this text)."""
+    """A key as the CSV writes it."""
     return [fmt(v) for v in key]
