@@ -241,22 +241,25 @@ def mismatch_block(mismatches, markdown):
         "".join(("- " if markdown else "  ") + m + "\n" for m in mismatches)
 
 
-def gate_block(runs, ids, margin, markdown):
-    """The gate's verdict on each run against the base (A): (text, cells moved)."""
+def gate_sections(runs, ids, margin):
+    """The gate's verdict on each run against the base (A): ([(heading, lines)],
+    cells moved). RunError when the base run names no baseline row."""
     baseline = runs[0].meta.get("baseline")
     if not baseline:
-        return "", 0
+        raise RunError(f"{runs[0].file('meta.json')} names no baseline: the gate judges ratios to it")
     control = (runs[0].meta.get("control") or {}).get("row")
     out, moved = [], 0
     for i, run in enumerate(runs[1:], 1):
         found = gate.changes(runs[0], run, baseline)
-        noise = gate.judge(found, margin)
-        lines, n = gate.report(found, noise, margin, baseline, control)
+        lines, n = gate.report(found, gate.judge(found, margin), margin, baseline, control)
         moved += n
-        head = f"Gate: {ids[i]} against {ids[0]}"
-        out.append((f"## {head}\n\n" if markdown else f"\n{head}:\n") +
-                   "".join(("- " if markdown else "  ") + x + "\n" for x in lines))
-    return "".join(out), moved
+        out.append((f"Gate: {ids[i]} against {ids[0]}", lines))
+    return out, moved
+
+
+def sections_text(sections, markdown):
+    return "".join((f"## {head}\n\n" if markdown else f"\n{head}:\n") +
+                   "".join(("- " if markdown else "  ") + x + "\n" for x in lines) for head, lines in sections)
 
 
 def main(argv=None):
@@ -277,8 +280,10 @@ def main(argv=None):
         print('compare: give at least two run folders, e.g. make compare RUNS="results/a results/b" or '
               'make compare BASE=results/a RUNS=results/b', file=sys.stderr)
         return 2
+    ids = letters(len(paths))
     try:
         runs = [rundir.load_strict(p) for p in paths]
+        sections, moved = gate_sections(runs, ids, args.margin) if args.base else ([], 0)
     except RunError as e:
         print(f"compare: {e}", file=sys.stderr)
         return 2
@@ -290,9 +295,7 @@ def main(argv=None):
         print(f"compare: cannot create '{out_dir}': {e.strerror or e}", file=sys.stderr)
         return 2
     rows, tbls, mismatches = compare(runs, args.margin)
-    ids = letters(len(runs))
-    gate_text, moved = gate_block(runs, ids, args.margin, False) if args.base else ("", 0)
-    gate_md = gate_block(runs, ids, args.margin, True)[0] if args.base else ""
+    gate_text, gate_md = sections_text(sections, False), sections_text(sections, True)
     text = (f"Runs compared (ratios to A):\n{runs_block(runs, False)}\n\n" + tables.render_text(tbls) +
             agreement_block(rows, ids, False, runs) + mismatch_block(mismatches, False) + gate_text)
     md = (f"# allocmark: {len(runs)} runs compared\n\nRatios are to A.\n\n{runs_block(runs, True)}\n\n" +

@@ -214,6 +214,15 @@ class Gate(unittest.TestCase):
             self.assertEqual(p.returncode, 2)
             self.assertIn("'2'", p.stderr)
 
+    def test_a_base_without_a_baseline_is_bad_input(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            a = syn.write_run(os.path.join(tmp, "a"), RUN_A, ["gcc"])
+            b = syn.write_run(os.path.join(tmp, "b"), RUN_B, ["gcc"])
+            p = compare(["--base", a, b, "--out", os.path.join(tmp, "cmp")])
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn("names no baseline", p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "cmp")))
+
     def test_the_noise_threshold_is_four_robust_sds_of_the_changes(self):
         sys.path.insert(0, os.path.join(HERE, "..", ".."))
         from runner import gate, stats
