@@ -31,12 +31,7 @@ def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2"
         summary.append([row[c] for c in schema.SUMMARY_COLS])
         for i, x in enumerate(xs):
             samples.append(key + [i, 1, x, x, i + 1])
-    for name, cols, rows in (("summary.csv", schema.SUMMARY_COLS, summary),
-                             ("samples.csv", schema.SAMPLE_COLS, samples)):
-        with open(os.path.join(path, name), "w", newline="") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(cols)
-            w.writerows(rows)
+    write_lines(path, summary, samples)
     strategies = []
     for k in cells:
         if k[1] not in strategies:
@@ -49,6 +44,16 @@ def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2"
     with open(os.path.join(path, "meta.json"), "w") as f:
         json.dump(meta, f)
     return path
+
+
+def write_lines(path, summary, samples):
+    """summary.csv and samples.csv in the run folder path, from lines in the schema's columns."""
+    for name, cols, rows in (("summary.csv", schema.SUMMARY_COLS, summary),
+                             ("samples.csv", schema.SAMPLE_COLS, samples)):
+        with open(os.path.join(path, name), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(cols)
+            w.writerows(rows)
 
 
 def read_csv(path):

@@ -15,7 +15,10 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+import synthetic_runs  # noqa: E402
 from runner import regenerate, schema  # noqa: E402
 
 BLOCKS = 500
@@ -67,12 +70,7 @@ def write_simulated_run(folder, seed):
             entry.update(compiler="sim", strategy=row, workload="thrash_pool", size=size, threads=1, param=0,
                          status="ok", reps=1, ops_per_rep=1)
             summary.append([entry[c] for c in schema.SUMMARY_COLS])
-    for name, cols, lines in (("summary.csv", schema.SUMMARY_COLS, summary),
-                              ("samples.csv", schema.SAMPLE_COLS, samples)):
-        with open(os.path.join(folder, name), "w", newline="") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(cols)
-            w.writerows(lines)
+    synthetic_runs.write_lines(folder, summary, samples)
     meta = {"run_id": "simulated", "seed": seed, "baseline": "base", "strategies": list(ROWS),
             "workloads": ["thrash_pool"], "compilers": [{"name": "sim"}],
             "control": {"row": "control", "twin": "base"}}
