@@ -17,7 +17,10 @@ The work is done by the modules of the runner package, one job each:
   schema.py      the CSV columns, the key of a cell, number formatting
   outputs.py     the run folder's files, written atomically; tables.py the tables
   meta.py        meta.json; progress.py what is printed during the run
-  run.py         the run itself; regenerate.py the derived files again from samples.csv
+  run.py         the run itself, its rounds and revisits; regenerate.py the derived files again
+                 from samples.csv
+Tools on finished runs: compare.py (and its regression gate, gate.py), crosscc.py, noise.py
+(where a run's spread is, and what visits and samples buy).
 Also `python3 -m runner` with the same options."""
 import os
 import sys
