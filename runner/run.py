@@ -15,7 +15,7 @@ from runner.cell_process import Launcher
 from runner.errors import (EXIT_ALL_FAILED, EXIT_INTERRUPTED, EXIT_NOT_WRITTEN, RunError, UsageError)
 from runner.progress import Progress, clock
 
-WRITE_EVERY_S = 5.0
+WRITE_EVERY_S = 10.0
 # the revisits of unstable blocks take at most this share of the planned
 # visits: on a machine too busy for any block to settle, a run takes at most
 # a quarter longer, and its unstable cells are flagged
@@ -181,7 +181,7 @@ class Visits:
 
 def visit_all(cfg, measurements, pinner, writer):
     """Every visit of every round, then the revisits; raises KeyboardInterrupt on
-    Ctrl-C or SIGTERM. Returns the Visits (what meta.json says of them)."""
+    Ctrl-C or SIGTERM. writer.visits keeps what meta.json says of them."""
     progress = Progress(len(measurements), cfg.rounds, len(cfg.compilers) > 1)
     # the run folder's temporary space (mmap_file's files, which the strategy
     # unlinks as soon as they are mapped): gone at the end, also on Ctrl-C
