@@ -4,8 +4,8 @@ baseline row, paired by round inside each run, so a machine that is faster
 or slower as a whole (another hour, another CI runner) moves nothing; the
 change of a ratio between the runs is the Hodges-Lehmann shift of the two
 runs' per-round log ratios, with its Mann-Whitney interval. A cell moved when
-that interval excludes no change, the change clears the margin, and it is
-larger than the noise between the two runs: NOISE_SDS robust standard
+that whole interval lies beyond the noise threshold: the margin, or the
+noise between the two runs where that is larger, NOISE_SDS robust standard
 deviations of every such change of the same kind (one thread, several
 threads; all the changes where a kind has fewer than FEW). The spread is
 taken around the changes' median, so a change every ratio shares (the
@@ -76,9 +76,9 @@ def judge(found, margin):
     every = [v for vs in spread.values() for v in vs]
     noise = {k: math.expm1(NOISE_SDS * robust_sd(v if len(v) >= FEW else every)) for k, v in spread.items()}
     for c in found:
-        threshold = max(margin, noise[kind(c.key)])
-        c.moved = stats.is_difference(c.interval, margin) and \
-            abs(math.log(c.interval.estimate)) > math.log1p(threshold)
+        limit = math.log1p(max(margin, noise[kind(c.key)]))
+        iv = c.interval
+        c.moved = iv.reached and (math.log(iv.low) > limit or math.log(iv.high) < -limit)
     return noise
 
 
@@ -90,9 +90,9 @@ def report(found, noise, margin, baseline, control=None):
     """(text lines, number of cells that moved)."""
     moved = [c for c in found if c.moved]
     kinds = "; ".join(f"{k} {100 * v:.1f}%" for k, v in sorted(noise.items()))
-    lines = [f"Judged on each ratio to {baseline}; a cell moved when the 95% interval of its change excludes "
-             f"none and the change exceeds both the margin ({100 * margin:g}%) and the noise between the runs "
-             f"({NOISE_SDS:g} robust SDs of the cells' changes: {kinds or 'no cells'})."]
+    lines = [f"Judged on each ratio to {baseline}; a cell moved when the whole 95% interval of its change lies "
+             f"beyond both the margin ({100 * margin:g}%) and the noise between the runs ({NOISE_SDS:g} robust SDs "
+             f"of the cells' changes: {kinds or 'no cells'})."]
     if control:
         mine = [c for c in found if c.key[1] == control]
         lines.append(f"A/A control {control}: moved in {sum(c.moved for c in mine)} of {len(mine)} cells.")
