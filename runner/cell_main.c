@@ -387,6 +387,10 @@ static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell
            am_timer_resolution_ns(), am_peak_rss_bytes(), st.reserved_peak);
     for (unsigned s = 0; s < a->samples; s++) printf("%s%" PRIu64, s ? "," : "", samples[s]);
     printf("]");
+    char lib[256]; /* which malloc served the cell: a system-* row checks it is its library */
+    am_malloc_library(lib, sizeof lib);
+    printf(",\"malloc\":");
+    print_json_string(lib);
     print_metrics(c);
     if (hw) {
         double ops = (double)a->samples * reps * ops_of(w, c);
