@@ -44,7 +44,7 @@ void *system_alloc_limited(system_heap *h, size_t n) {
 void system_free_limited(system_heap *h, void *p, size_t n) {
     if (!p) return;
     give_bytes(h, n);
-    free(p);
+    system_sized_free(p, n);
 }
 
 void *system_alloc_aligned(system_heap *h, size_t n, size_t align) {
