@@ -138,7 +138,7 @@ static void *malloc_n(bp_pool *p, size_t n) {
     return NULL;
 }
 
-void *bp_malloc_need_resize(bp_pool *p) {
+void *bp_malloc_slow(bp_pool *p) {
     bp_block *b = block_new(p, p->next_size, 1);
     if (!b) return NULL;
     bp_grow(p);

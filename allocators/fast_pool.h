@@ -47,8 +47,8 @@ typedef struct fast_pool_heap {
 
 fast_pool_heap *fast_pool_create(const am_options *o);
 void fast_pool_destroy(fast_pool_heap *h);
-AM_NOINLINE void *fast_pool_alloc_big(fast_pool_heap *h, size_t n, size_t align);
-AM_NOINLINE void fast_pool_free_big(fast_pool_heap *h, void *p);
+AM_NOINLINE void *fast_pool_alloc_slow(fast_pool_heap *h, size_t n, size_t align);
+AM_NOINLINE void fast_pool_free_slow(fast_pool_heap *h, void *p);
 void *fast_pool_alloc_aligned(fast_pool_heap *h, size_t n, size_t align);
 void fast_pool_free_aligned(fast_pool_heap *h, void *p, size_t n, size_t align);
 void *fast_pool_realloc(fast_pool_heap *h, void *p, size_t old_n, size_t new_n);
@@ -68,7 +68,7 @@ void fast_pool_usage(const fast_pool_heap *h, size_t *reserved, size_t *reserved
 
 AM_INLINE void *fast_pool_alloc(fast_pool_heap *h, size_t n) {
     size_t part = BP_OBJECT_PARTITION(n); /* wraps near SIZE_MAX: test n */
-    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) return fast_pool_alloc_big(h, n, AM_MIN_ALIGN);
+    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) return fast_pool_alloc_slow(h, n, AM_MIN_ALIGN);
     bp_pool *p = bp_set_pool(&fast_pool_singletons.set, part);
     FAST_POOL_LOCK();
     void *c = bp_malloc(p);
@@ -79,7 +79,7 @@ AM_INLINE void *fast_pool_alloc(fast_pool_heap *h, size_t n) {
 AM_INLINE void fast_pool_free(fast_pool_heap *h, void *c, size_t n) {
     size_t part = BP_OBJECT_PARTITION(n);
     if (AM_UNLIKELY(c == NULL)) return;
-    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) { fast_pool_free_big(h, c); return; }
+    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) { fast_pool_free_slow(h, c); return; }
     bp_pool *p = bp_set_pool(&fast_pool_singletons.set, part);
     FAST_POOL_LOCK();
     bp_free(p, c);

@@ -61,7 +61,7 @@ void mmap_arena_destroy(mmap_arena_heap *h);
 AM_NOINLINE void *mmap_arena_alloc_slow(mmap_arena_heap *h, size_t n, size_t align);
 void *mmap_arena_alloc_aligned(mmap_arena_heap *h, size_t n, size_t align);
 void mmap_arena_free_aligned(mmap_arena_heap *h, void *p, size_t n, size_t align);
-void *mmap_arena_move(mmap_arena_heap *h, void *p, size_t old_n, size_t new_n);
+AM_NOINLINE void *mmap_arena_realloc_slow(mmap_arena_heap *h, void *p, size_t old_n, size_t new_n);
 void mmap_arena_reset(mmap_arena_heap *h);
 void mmap_arena_usage(const mmap_arena_heap *h, size_t *reserved, size_t *reserved_peak);
 
@@ -93,7 +93,7 @@ AM_INLINE void *mmap_arena_realloc(mmap_arena_heap *h, void *p, size_t old_n, si
     if (p == NULL) return mmap_arena_alloc(h, new_n);
     void *q = am_bump_resize(&h->bump, p, old_n, new_n);
     if (AM_LIKELY(q != NULL)) return q;
-    return mmap_arena_move(h, p, old_n, new_n);
+    return mmap_arena_realloc_slow(h, p, old_n, new_n);
 }
 
 #endif

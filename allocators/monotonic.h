@@ -57,7 +57,7 @@ void monotonic_destroy(monotonic_heap *h);
 AM_NOINLINE void *monotonic_alloc_slow(monotonic_heap *h, size_t n, size_t align);
 void *monotonic_alloc_aligned(monotonic_heap *h, size_t n, size_t align);
 void monotonic_free_aligned(monotonic_heap *h, void *p, size_t n, size_t align);
-void *monotonic_move(monotonic_heap *h, void *p, size_t old_n, size_t new_n);
+AM_NOINLINE void *monotonic_realloc_slow(monotonic_heap *h, void *p, size_t old_n, size_t new_n);
 void monotonic_reset(monotonic_heap *h);
 void monotonic_usage(const monotonic_heap *h, size_t *reserved, size_t *reserved_peak);
 
@@ -79,7 +79,7 @@ AM_INLINE void *monotonic_realloc(monotonic_heap *h, void *p, size_t old_n, size
     if (p == NULL) return monotonic_alloc(h, new_n);
     void *q = am_bump_resize(&h->bump, p, old_n, new_n);
     if (AM_LIKELY(q != NULL)) return q;
-    return monotonic_move(h, p, old_n, new_n);
+    return monotonic_realloc_slow(h, p, old_n, new_n);
 }
 
 #endif

@@ -58,8 +58,8 @@ typedef struct system_heap {
 
 system_heap *system_create(const am_options *o);
 void system_destroy(system_heap *h);
-AM_NOINLINE void *system_alloc_limited(system_heap *h, size_t n);
-AM_NOINLINE void system_free_limited(system_heap *h, void *p, size_t n);
+AM_NOINLINE void *system_alloc_slow(system_heap *h, size_t n);
+AM_NOINLINE void system_free_slow(system_heap *h, void *p, size_t n);
 void *system_alloc_aligned(system_heap *h, size_t n, size_t align);
 void system_free_aligned(system_heap *h, void *p, size_t n, size_t align);
 void *system_realloc(system_heap *h, void *p, size_t old_n, size_t new_n);
@@ -67,12 +67,12 @@ void system_reset(system_heap *h);
 void system_usage(const system_heap *h, size_t *reserved, size_t *reserved_peak);
 
 AM_INLINE void *system_alloc(system_heap *h, size_t n) {
-    if (AM_UNLIKELY(h->limit != 0)) return system_alloc_limited(h, n);
+    if (AM_UNLIKELY(h->limit != 0)) return system_alloc_slow(h, n);
     return malloc(n);
 }
 
 AM_INLINE void system_free(system_heap *h, void *p, size_t n) {
-    if (AM_UNLIKELY(h->limit != 0)) { system_free_limited(h, p, n); return; }
+    if (AM_UNLIKELY(h->limit != 0)) { system_free_slow(h, p, n); return; }
     system_sized_free(p, n);
 }
 
