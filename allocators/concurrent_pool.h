@@ -189,12 +189,9 @@ AM_INLINE void concurrent_pool_free(concurrent_pool_heap *h, void *p, size_t n) 
         return;
     }
     am_poison(p, bs); /* before the push: after it another thread may own the block */
-    cp_push(h, (cp_link *)((char *)p - CP_HDR));
-#if defined(AM_FUZZ_INJECT) && AM_FUZZ_INJECT == 2
-    /* a deliberate bug for the fuzzer's self-test only (never in other
-     * builds): slot 7 of a chunk goes on the list twice, so it is handed out twice */
-    if ((cp_self((cp_link *)((char *)p - CP_HDR)) & 7) == 7) cp_push(h, (cp_link *)((char *)p - CP_HDR));
-#endif
+    cp_link *l = (cp_link *)((char *)p - CP_HDR);
+    cp_push(h, l);
+    if (AM_FUZZ_HOOK(push_again, 0, cp_self(l))) cp_push(h, l);
 }
 
 #endif
