@@ -1,4 +1,4 @@
-/* mmap_arena.h: seed 003's mmap-backed allocator as a bump arena. Like
+/* mmap_arena.h: OSRM's mmap allocator (a data facade backed by mmap) as a bump arena. Like
  * monotonic (free gives bytes back only for the last block), but every chunk
  * is its own mapping, and reset keeps all of them and rewinds to the first:
  * the chunks after it are reused in order before any new one is mapped, so a
@@ -13,7 +13,7 @@
  * an interrupted run leaves nothing behind); elsewhere it is removed on
  * destroy. Either way it is gone once the heap is destroyed.
  *
- * For workloads that evict pages (seed 003's memory-pressure runs):
+ * For workloads that evict pages (OSRM's runs under memory pressure):
  * mmap_arena_regions lists the chunks in the order they are used, and mmap_arena_evict
  * drops a range of one of them from memory, writing file pages back first.
  * The contents survive eviction: file pages are re-read from the file, and

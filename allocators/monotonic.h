@@ -1,10 +1,10 @@
-/* monotonic.h: a bump arena, seed 004's monotonic allocator (C++'s
- * monotonic_buffer_resource). Blocks are cut from chunks taken from malloc, each
+/* monotonic.h: a bump arena, the monotonic allocator of the 2009 Boost
+ * monotonic comparison (C++'s monotonic_buffer_resource). Blocks are cut from chunks taken from malloc, each
  * chunk twice the one before; free gives bytes back only for the last block
  * handed out, and reset keeps the first chunk and rewinds. Not a general
  * allocator: a block freed in the middle is reused only after reset.
  *
- * Built with -DAM_MONOTONIC_LOCAL=1 (the monotonic-local row, seed 004's
+ * Built with -DAM_MONOTONIC_LOCAL=1 (the monotonic-local row, the comparison's
  * "local" column, whose storage was on the stack), a heap created without
  * am_options.buffer starts from a buffer of AM_MONOTONIC_LOCAL_BYTES in the
  * creating thread's thread-local storage. One heap per thread at a time uses

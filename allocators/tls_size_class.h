@@ -1,4 +1,4 @@
-/* tls_size_class.h: OSRM's thread-local pool (seed 000), with classes in
+/* tls_size_class.h: OSRM's query heap pool (a thread-local PoolAllocator), with classes in
  * bytes: a request of n bytes takes a block of 2^k bytes, k = ceil(log2(n))
  * (16 bytes at least), from the free list of class k; an empty class carves
  * one block from the heap's current malloc block, and when that is too small
