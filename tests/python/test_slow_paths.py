@@ -11,6 +11,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_runner import ROOT  # noqa: E402
+from test_measured_build import rows  # noqa: E402
 
 ALLOCATORS = os.path.join(ROOT, "allocators")
 EXEMPT = {"ideal"}
@@ -18,9 +19,7 @@ NOINLINE = re.compile(r"^AM_NOINLINE\s+[\w\s]+?\**\s*(\w+)\s*\(", re.M)
 
 
 def sources():
-    with open(os.path.join(ALLOCATORS, "strategies.txt")) as f:
-        rows = [line.split() for line in f if not line.startswith("#")]
-    return sorted({r[1] for r in rows if len(r) >= 4} - EXEMPT)
+    return sorted({source for _, source in rows()} - EXEMPT)
 
 
 def noinline_names(header):
