@@ -42,7 +42,9 @@ OS_LIBS := -lpsapi -static
 else
 EXE :=
 OS_CFLAGS :=
-OS_LIBS := -lm -lpthread
+# -ldl: dlsym and dladdr name the malloc library (in libc from glibc 2.34, an
+# empty libdl there; before, and on some other Unixes, a library of its own)
+OS_LIBS := -lm -lpthread -ldl
 endif
 CFLAGS_ALL := -std=c11 $(OPT) -g $(WARN) $(OS_CFLAGS) -Iplatform -Iallocators -Icontainers -Iworkloads $(if $(filter 1,$(DEBUG)),-DAM_DEBUG=1) $(EXTRA_CFLAGS)
 LDLIBS_ALL := $(OS_LIBS) $(EXTRA_LDFLAGS)

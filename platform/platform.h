@@ -136,6 +136,15 @@ int am_file_evict(am_file_map *m, size_t offset, size_t bytes);
 /* ---- process ---- */
 size_t am_peak_rss_bytes(void); /* peak resident set of this process */
 
+/* The library that serves this process's malloc, written to buf (n bytes, NUL
+ * ended): the file that defines the malloc calls are bound to, then the version
+ * from the library's own call where it has one, e.g. "libjemalloc.so.2
+ * jemalloc 5.3.0-0-g54eaed1d", "libc.so.6 glibc 2.36". So a row linked against
+ * a malloc library can prove the library is the one measured (LD_PRELOAD, a
+ * missing -l, a static malloc would all show here). 0 when found, -1 when not
+ * (buf then says why). */
+int am_malloc_library(char *buf, size_t n);
+
 /* ---- hardware counters: user-mode instructions and cycles of this process ----
  * open returns NULL where they cannot be read (no perf_event_open, not permitted,
  * a virtual machine without a PMU ...) and points *why at a one-line reason,

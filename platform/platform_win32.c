@@ -14,6 +14,7 @@
 
 #include <windows.h>
 #include <psapi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -249,6 +250,37 @@ size_t am_peak_rss_bytes(void) {
     pmc.cb = sizeof pmc;
     if (!GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof pmc)) return 0;
     return (size_t)pmc.PeakWorkingSetSize;
+}
+
+/* The module that holds the malloc this code calls: the C runtime DLL
+ * (ucrtbase.dll, msvcrt.dll) or, with a static runtime, the executable itself.
+ * Where malloc is reached through an import thunk in the executable, the
+ * thunk's jump is followed to the DLL. No version call: the file name says it. */
+int am_malloc_library(char *buf, size_t n) {
+    void *(*fn)(size_t) = malloc;
+    const unsigned char *addr;
+    memcpy(&addr, &fn, sizeof addr);
+#if defined(_M_X64) || defined(__x86_64__)
+    /* jmp qword ptr [rip + disp32]: FF 25 disp32 */
+    if (addr[0] == 0xFF && addr[1] == 0x25) {
+        int32_t disp;
+        memcpy(&disp, addr + 2, sizeof disp);
+        memcpy(&addr, addr + 6 + disp, sizeof addr);
+    }
+#endif
+    HMODULE mod = NULL;
+    char path[MAX_PATH];
+    if (!GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                            (LPCSTR)addr, &mod) ||
+        !GetModuleFileNameA(mod, path, sizeof path)) {
+        snprintf(buf, n, "unknown (no module holds malloc)");
+        return -1;
+    }
+    const char *base = path;
+    for (const char *c = path; *c; c++)
+        if (*c == '\\' || *c == '/') base = c + 1;
+    snprintf(buf, n, "%s%s", base, mod == GetModuleHandleA(NULL) ? " (static runtime)" : "");
+    return 0;
 }
 
 /* ---- thread exit hooks ---- */

@@ -24,6 +24,7 @@ typedef struct cell_args {
     size_t limit;
     uint64_t mem_limit; /* 0: none */
     unsigned reps; /* 0: calibrate */
+    unsigned age; /* repetitions run on the heap before anything is measured */
     int has_expect; /* expect: the reference checksum of a sample at reps, known from an earlier run */
     uint64_t expect;
     int stats_only;
@@ -43,6 +44,9 @@ static void usage(FILE *out) {
             "  --mem-limit BYTES  cap the process's address space (RLIMIT_AS): a size that\n"
             "                 does not fit fails as out of memory (not on Windows)\n"
             "  --reps N       repetitions per sample instead of calibrating\n"
+            "  --age N        first run N repetitions on the heap, untimed, so that it is\n"
+            "                 measured in the state a long-running program's heap has\n"
+            "                 (a Boost pool's free list keeps fragmenting); default 0\n"
             "  --expect SUM   with --reps: a sample's reference checksum, as an earlier\n"
             "                 run at the same seed and --reps printed it (\"expect\"), so\n"
             "                 the reference is not computed again\n"
@@ -168,6 +172,11 @@ static int parse_args(int argc, char **argv, cell_args *a) {
         else if (!strcmp(f, "--limit")) { if (!parse_u64(f, v, &u)) return 0; a->limit = (size_t)u; }
         else if (!strcmp(f, "--mem-limit")) { if (!parse_count(f, v, &u)) return 0; a->mem_limit = u; }
         else if (!strcmp(f, "--reps")) { if (!parse_count(f, v, &u)) return 0; a->reps = (unsigned)u; }
+        else if (!strcmp(f, "--age")) {
+            if (!parse_u64(f, v, &u)) return 0;
+            if (u > (1u << 30)) { fprintf(stderr, "am-cell: --age %s: at most 2^30\n", v); return 0; }
+            a->age = (unsigned)u;
+        }
         else if (!strcmp(f, "--expect")) { if (!parse_u64(f, v, &a->expect)) return 0; a->has_expect = 1; }
         else if (!strcmp(f, "--min-ms")) { if (!parse_double(f, v, &a->min_ms)) return 0; }
         else if (!strcmp(f, "--param")) { if (!parse_double(f, v, &a->param)) return 0; }
@@ -286,7 +295,10 @@ int main(int argc, char **argv) {
     if (a.counting_table) return counting_table(&a, w, &c);
     am_heap *h = am_create(&c.options);
     if (!h) { print_failure(&a, "heap could not be created"); return 3; }
-    int rc = a.stats_only ? count_one(&a, w, h, &c) : measure(&a, w, h, &c, bad_sum);
+    uint64_t aged_sum, aged_ns;
+    int aged = a.age ? run_sample(w, h, &c, a.seed, a.age, &aged_sum, &aged_ns) : AM_OK;
+    int rc = aged != AM_OK ? not_ok(&a, &c, aged)
+             : a.stats_only ? count_one(&a, w, h, &c) : measure(&a, w, h, &c, bad_sum);
     am_destroy(h);
     return rc;
 }
@@ -381,12 +393,16 @@ static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell
     am_stats st;
     am_get_stats(h, &st);
     printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\","
-           "\"reps\":%u,\"expect\":%" PRIu64 ",\"ops_per_rep\":%.6g,\"threads\":%u,\"param\":%g,\"timer_resolution_ns\":%g,"
+           "\"reps\":%u,\"age\":%u,\"expect\":%" PRIu64 ",\"ops_per_rep\":%.6g,\"threads\":%u,\"param\":%g,\"timer_resolution_ns\":%g,"
            "\"peak_rss\":%zu,\"reserved_peak\":%zu,\"samples_ns\":[",
-           AM_ROW_NAME, a->workload, a->size, reps, reference, ops_of(w, c), a->threads, a->param,
+           AM_ROW_NAME, a->workload, a->size, reps, a->age, reference, ops_of(w, c), a->threads, a->param,
            am_timer_resolution_ns(), am_peak_rss_bytes(), st.reserved_peak);
     for (unsigned s = 0; s < a->samples; s++) printf("%s%" PRIu64, s ? "," : "", samples[s]);
     printf("]");
+    char lib[256]; /* which malloc served the cell: a system-* row checks it is its library */
+    am_malloc_library(lib, sizeof lib);
+    printf(",\"malloc\":");
+    print_json_string(lib);
     print_metrics(c);
     if (hw) {
         double ops = (double)a->samples * reps * ops_of(w, c);
