@@ -19,27 +19,22 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_runner import BUILD, ROOT  # noqa: E402
+from runner import catalog  # noqa: E402
 
 SIZED_FREE = {"-ljemalloc": "sdallocx", "-ltcmalloc_minimal": "tc_free_sized", "-lmimalloc": "mi_free_size"}
 
 
 def system_rows():
-    """(row, cflags, libs) of the strategies.txt lines whose source is system"""
-    out = []
-    with open(os.path.join(ROOT, "allocators", "strategies.txt")) as f:
-        for line in f:
-            fields = line.split()
-            if len(fields) >= 4 and not line.startswith("#") and fields[1] == "system":
-                out.append((fields[0], fields[2], fields[3]))
-    return out
+    """(row, cflags, libs) of the strategies.txt rows whose source is system"""
+    return [(r.name, r.cflags, r.libs) for r in catalog.read_rows() if r.source == "system"]
 
 
 def library_matches(libs, malloc):
     """The rule the runner applies: a row linking -l<name> is served by the file
     lib<name>.*; a row linking nothing by the C library (libc.* on Linux)."""
     library = malloc.split()[0] if malloc else ""
-    if libs != "-":
-        names = [w[2:] for w in libs.split("~") if w.startswith("-l")]  # ~ stands for a space
+    names = [w[2:] for w in libs.split() if w.startswith("-l")]
+    if names:
         return any(library.startswith("lib" + n + ".") for n in names)
     return library.startswith("libc.") or not sys.platform.startswith("linux")
 
@@ -75,7 +70,7 @@ class MallocLibrary(unittest.TestCase):
     def test_row_linked_without_its_library_fails(self):
         """system-jemalloc's own objects linked without -ljemalloc: the check
         must refuse it, or it proves nothing."""
-        row = next((b for b in self.built if b[2] != "-"), None)
+        row = next((b for b in self.built if b[2]), None)
         if row is None:
             self.skipTest("no library row built (jemalloc, tcmalloc, mimalloc missing)")
         name, _, libs, _ = row
@@ -90,7 +85,7 @@ class MallocLibrary(unittest.TestCase):
             self.assertEqual(link.returncode, 0, link.stderr)
             malloc = cell_malloc(exe)
         self.assertFalse(library_matches(libs, malloc), f"{name} without {libs} passed as {malloc!r}")
-        self.assertTrue(library_matches("-", malloc), f"{name} without {libs}: malloc is {malloc!r}, not the C library")
+        self.assertTrue(library_matches("", malloc), f"{name} without {libs}: malloc is {malloc!r}, not the C library")
 
     def test_sized_rows_call_the_sized_free(self):
         by_name = {r: (c, l, p) for r, c, l, p in self.built}
