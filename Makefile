@@ -6,10 +6,14 @@
 
 .DEFAULT_GOAL := all
 
-CC ?= cc
-# a compiler named by the user (command line or environment) also decides make
-# bench's compilers (COMPILERS, below)
+# make's built-in CC is "cc"; a compiler named by the user (command line or
+# environment) also decides make bench's compilers (COMPILERS, below)
 CC_GIVEN := $(filter-out default,$(origin CC))
+# ... otherwise gcc by its name, so that make test builds the build/gcc that
+# make bench measures (bench builds gcc and clang by name)
+ifeq ($(CC_GIVEN),)
+CC := $(if $(wildcard $(addsuffix /gcc,$(subst :, ,$(PATH)))),gcc,cc)
+endif
 OPT ?= -O2
 PYTHON ?= python3
 # the compiler's name, for the build folder: "gcc", "clang-16", ...
@@ -174,7 +178,8 @@ NEED_MALLOCS = $(call need_malloc,system-jemalloc,jemalloc,libjemalloc-dev); \
 # tests/run_all.py prints the closing "N passed, N failed, N skipped". It also
 # runs the strategy tests under ASan+UBSan (build/<cc>-asan), unless told --no-sanitizers.
 test:
-	@$(PYTHON) tests/run_all.py --make "$(SUBMAKE)" --build $(BUILD) --cc "$(CC)" \
+	@$(NEED_MALLOCS); \
+	$(PYTHON) tests/run_all.py --make "$(SUBMAKE)" --build $(BUILD) --cc "$(CC)" \
 		$(if $(findstring -fsanitize,$(EXTRA_CFLAGS)),--no-sanitizers)
 
 # make check: sanitizer, valgrind and debug-layer runs, detection tests and a
