@@ -67,7 +67,7 @@ STRATEGY_LINES := $(shell awk '!/^\#/ && NF >= 4 {print $$1 "|" $$2 "|" $$3 "|" 
 row_field = $(word $(2),$(subst |, ,$(filter $(1)|%,$(STRATEGY_LINES))))
 dash_empty = $(if $(filter -,$(1)),,$(subst ~, ,$(1)))
 ALL_ROWS := $(foreach l,$(STRATEGY_LINES),$(firstword $(subst |, ,$(l))))
-PLAIN_ROWS := $(foreach r,$(ALL_ROWS),$(if $(call dash_empty,$(call row_field,$(r),4)),,$(r)))
+PLAIN_ROWS := $(strip $(foreach r,$(ALL_ROWS),$(if $(call dash_empty,$(call row_field,$(r),4)),,$(r))))
 row_source = $(call row_field,$(1),2)
 row_libs = $(call dash_empty,$(call row_field,$(1),4))
 row_cflags = -DAM_STRATEGY=$(call row_source,$(1)) -DAM_STRATEGY_H='"$(call row_source,$(1)).h"' \
