@@ -35,6 +35,21 @@ def make(*args, check=True):
                           check=check, env=env)
 
 
+def make_variable(name, *args):
+    """a variable of the Makefile as make sees it (its database, -p, of a dry run)"""
+    m = re.search(rf"^{name} :?= (.*)$", make("-np", "help", *args).stdout, re.M)
+    return m.group(1) if m else None
+
+
+def make_rows():
+    """[(row, source, libs)] as the Makefile reads allocators/strategies.txt"""
+    rows = []
+    for word in make_variable("STRATEGY_LINES").split():
+        row, source, _, libs = word.split("|")
+        rows.append((row, source, "" if libs == "-" else libs.replace("~", " ")))
+    return rows
+
+
 def snapshot(root):
     """{path: (size, mtime) or "dir"} of every file and folder but .git"""
     out = {}
@@ -153,9 +168,7 @@ class LibraryProbe(unittest.TestCase):
             self.assertEqual(self.invocations(), [], f"make {' '.join(goal)} ran the compiler")
 
     def test_once_a_build(self):
-        with open(os.path.join(ROOT, "allocators", "strategies.txt")) as f:
-            libs = [line.split()[3].replace("~", " ") for line in f
-                    if not line.startswith("#") and len(line.split()) >= 4 and line.split()[3] != "-"]
+        libs = [lib for _, _, lib in make_rows() if lib]
         self.assertGreater(len(libs), 0)
         # cells of no row: the probe and the sub-make, nothing compiled
         make(f"CC={self.cc}", "cells", "ALLOCATORS=none")
@@ -169,9 +182,7 @@ class LibraryProbe(unittest.TestCase):
 
 class SharedBuild(unittest.TestCase):
     def variable(self, name, *args):
-        db = make("-np", "help", *args).stdout
-        m = re.search(rf"^{name} :?= (.*)$", db, re.M)
-        return m.group(1) if m else None
+        return make_variable(name, *args)
 
     @unittest.skipUnless(shutil.which("gcc"), "no gcc: make builds with cc")
     def test_make_test_builds_what_make_bench_measures(self):
@@ -206,15 +217,15 @@ UNIT = "runner/row_unit.c"
 INCLUDE = re.compile(r'^#include "\.\./([^"]+)"', re.M)
 
 
-def unit_problems(root=ROOT):
+def unit_problems(root=ROOT, strategy_sources=None):
     """How runner/row_unit.c, the workload files and workloads.def disagree, one
-    line each, naming the line to add."""
+    line each, naming the line to add. strategy_sources: the rows' own .c files
+    (AM_STRATEGY_C), which the unit must not include; by default the Makefile's."""
     with open(os.path.join(root, UNIT)) as f:
         unit = f.read()
     included = INCLUDE.findall(unit)
-    with open(os.path.join(root, "allocators", "strategies.txt")) as f:
-        strategy_sources = {line.split()[1] + ".c" for line in f
-                            if not line.startswith("#") and len(line.split()) >= 4}
+    if strategy_sources is None:
+        strategy_sources = {source + ".c" for _, source, _ in make_rows()}
     want = []
     for folder in ("platform", "allocators", "containers", "workloads"):
         for name in sorted(os.listdir(os.path.join(root, folder))):
@@ -269,6 +280,13 @@ class CommittedUnit(unittest.TestCase):
 class CommittedUnitBroken(unittest.TestCase):
     """unit_problems on copies: a new workload, a removed include"""
 
+    @classmethod
+    def setUpClass(cls):
+        cls.sources = {source + ".c" for _, source, _ in make_rows()}
+
+    def problems(self):
+        return unit_problems(self.dir, self.sources)
+
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="am-unit-")
         for folder in ("platform", "allocators", "containers", "workloads", "runner"):
@@ -279,17 +297,17 @@ class CommittedUnitBroken(unittest.TestCase):
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def test_the_copy_passes(self):
-        self.assertEqual(unit_problems(self.dir), [])
+        self.assertEqual(self.problems(), [])
 
     def test_a_new_workload_file_names_both_lines(self):
         with open(os.path.join(self.dir, "workloads", "list_zip.c"), "w") as f:
             f.write("const am_workload am_workload_list_zip = {0};\n")
-        self.assertEqual(unit_problems(self.dir), [
+        self.assertEqual(self.problems(), [
             f'{UNIT} does not include workloads/list_zip.c: add the line #include "../workloads/list_zip.c" '
             'after the line #include "../workloads/list_iterate.c"'])
         with open(os.path.join(self.dir, UNIT), "a") as f:
             f.write('#include "../workloads/list_zip.c"\n')
-        self.assertEqual(unit_problems(self.dir), [
+        self.assertEqual(self.problems(), [
             "workloads/workloads.def does not list list_zip (workloads/list_zip.c): "
             "add the line AM_WORKLOAD(list_zip) where its tables should go"])
 
@@ -299,7 +317,7 @@ class CommittedUnitBroken(unittest.TestCase):
             text = f.read()
         with open(path, "w") as f:
             f.write(text.replace('#include "../workloads/alloc_bulk.c"\n', ""))
-        self.assertEqual(unit_problems(self.dir), [
+        self.assertEqual(self.problems(), [
             f'{UNIT} does not include workloads/alloc_bulk.c: add the line #include "../workloads/alloc_bulk.c" '
             'before the line #include "../workloads/alloc_pair.c"',
             f"workloads/workloads.def lists alloc_bulk, but {UNIT} does not include workloads/alloc_bulk.c"])
