@@ -72,11 +72,22 @@ AM_INLINE unsigned am_bit_width(size_t x) {
 #endif
 
 /* Keep the compiler from deleting work whose result is otherwise unused
- * (Google Benchmark's DoNotOptimize; jemalloc's microbench warns of the same). */
-void am_escape(const void *p);
+ * (Google Benchmark's DoNotOptimize; jemalloc's microbench warns of the same):
+ * the pointer escapes, and memory may have been read. Inline, so a measured
+ * loop pays no call for it however the row is compiled. */
 #if defined(_MSC_VER) && !defined(__clang__)
+/* MSVC has no inline asm on x64: a store to a volatile the compiler cannot see
+ * through (defined in platform_win32.c), and a barrier for the memory */
+extern const void *volatile am_escape_sink;
+AM_INLINE void am_escape(const void *p) {
+    am_escape_sink = p;
+    _ReadWriteBarrier();
+}
 #define AM_CLOBBER() _ReadWriteBarrier()
 #else
+AM_INLINE void am_escape(const void *p) {
+    __asm__ __volatile__("" : : "r"(p) : "memory");
+}
 #define AM_CLOBBER() __asm__ __volatile__("" ::: "memory")
 #endif
 

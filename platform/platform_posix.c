@@ -23,11 +23,6 @@
 #include <sys/syscall.h>
 #endif
 
-void am_escape(const void *p) {
-    /* an empty asm that claims to read p: the pointer escapes */
-    __asm__ __volatile__("" : : "r"(p) : "memory");
-}
-
 uint64_t am_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -24,18 +24,9 @@
 
 /* ---- compiler ---- */
 
-#if defined(__GNUC__) || defined(__clang__)
-void am_escape(const void *p) {
-    __asm__ __volatile__("" : : "r"(p) : "memory");
-}
-#else
-/* MSVC has no inline asm on x64: a store to a volatile the compiler cannot
- * see through makes the pointer escape just the same. */
-static const void *volatile am_escape_sink;
-void am_escape(const void *p) {
-    am_escape_sink = p;
-    _ReadWriteBarrier();
-}
+#if defined(_MSC_VER) && !defined(__clang__)
+/* where platform.h's am_escape stores the pointer on MSVC */
+const void *volatile am_escape_sink;
 #endif
 
 /* ---- time ---- */
