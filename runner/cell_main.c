@@ -187,14 +187,14 @@ static int parse_args(int argc, char **argv, cell_args *a) {
 /* One sample: reps repetitions with seeds seed, seed+1, ...; every sample does
  * the same work. A strategy whose free does not reuse memory is reset after each
  * repetition, inside the timed region, as a program using it would. */
-static int run_sample(const am_workload *w, am_heap *h, am_cell *c, uint64_t seed, unsigned reps,
+static int run_sample(const am_workload *w, am_heap *h, am_job *job, uint64_t seed, unsigned reps,
                       uint64_t *checksum, uint64_t *ns) {
     uint64_t sum = 0;
     int status = AM_OK;
     uint64_t t0 = am_now_ns();
     for (unsigned r = 0; r < reps && status == AM_OK; r++) {
-        c->seed = seed + r;
-        sum += w->run(h, c, &status);
+        job->seed = seed + r;
+        sum += w->run(h, job, &status);
         if (!AM_FREE_REUSES) am_reset(h);
     }
     *ns = am_now_ns() - t0;
@@ -214,21 +214,21 @@ static void print_failure(const cell_args *a, const char *reason) {
 
 /* A status other than AM_OK: "skipped" (exit 0) when the workload does not
  * apply to this strategy, else a failure (exit 3). */
-static int not_ok(const cell_args *a, const am_cell *c, int status) {
+static int not_ok(const cell_args *a, const am_job *job, int status) {
     if (status != AM_ERR_NA) { print_failure(a, status_text(status)); return 3; }
     printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"threads\":%u,\"param\":%g,"
            "\"status\":\"skipped\",\"reason\":",
            AM_ROW_NAME, a->workload, a->size, a->threads, a->param);
-    print_json_string(c->reason ? c->reason : "not applicable");
+    print_json_string(job->reason ? job->reason : "not applicable");
     printf("}\n");
     fflush(stdout);
     return 0;
 }
 
-static double ops_of(const am_workload *w, const am_cell *c) {
+static double ops_of(const am_workload *w, const am_job *job) {
     const am_sweep *sw = am_sweep_find(w->name);
-    if (sw && sw->ops) return sw->ops(c);
-    return w->ops ? w->ops(c->size) : 1.0;
+    if (sw && sw->ops) return sw->ops(job);
+    return w->ops ? w->ops(job->size) : 1.0;
 }
 
 /* Test hooks, so the runner's tests can see a cell crash, hang or compute a
@@ -248,16 +248,16 @@ static int test_hook(const char *var, const cell_args *a) {
     return !colon || strtoull(colon + 1, NULL, 10) == a->size;
 }
 
-static void print_metrics(const am_cell *c) {
+static void print_metrics(const am_job *job) {
     printf(",\"metrics\":{");
-    for (int i = 0; i < c->metric_count; i++)
-        printf("%s\"%s\":%.6g", i ? "," : "", c->metric_names[i], c->metric_values[i]);
+    for (int i = 0; i < job->metric_count; i++)
+        printf("%s\"%s\":%.6g", i ? "," : "", job->metric_names[i], job->metric_values[i]);
     printf("}");
 }
 
-static int count_one(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c);
-static int counting_table(const cell_args *a, const am_workload *w, am_cell *c);
-static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c, int bad_sum);
+static int count_one(const cell_args *a, const am_workload *w, am_heap *h, am_job *job);
+static int counting_table(const cell_args *a, const am_workload *w, am_job *job);
+static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_job *job, int bad_sum);
 
 int main(int argc, char **argv) {
     cell_args a;
@@ -276,28 +276,28 @@ int main(int argc, char **argv) {
     if (test_hook("AM_TEST_HANG", &a))
         for (;;) AM_CLOBBER();
     int bad_sum = test_hook("AM_TEST_BADSUM", &a);
-    am_cell c;
-    memset(&c, 0, sizeof c);
-    c.size = a.size;
-    c.threads = a.threads;
-    c.param = a.param;
-    am_options_default(&c.options);
-    c.options.limit = a.limit;
-    if (a.counting_table) return counting_table(&a, w, &c);
-    am_heap *h = am_create(&c.options);
+    am_job job;
+    memset(&job, 0, sizeof job);
+    job.size = a.size;
+    job.threads = a.threads;
+    job.param = a.param;
+    am_options_default(&job.options);
+    job.options.limit = a.limit;
+    if (a.counting_table) return counting_table(&a, w, &job);
+    am_heap *h = am_create(&job.options);
     if (!h) { print_failure(&a, "heap could not be created"); return 3; }
-    int rc = a.stats_only ? count_one(&a, w, h, &c) : measure(&a, w, h, &c, bad_sum);
+    int rc = a.stats_only ? count_one(&a, w, h, &job) : measure(&a, w, h, &job, bad_sum);
     am_destroy(h);
     return rc;
 }
 
 /* --stats-only: one repetition on the counting build; the allocator statistics */
-static int count_one(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c) {
+static int count_one(const cell_args *a, const am_workload *w, am_heap *h, am_job *job) {
     uint64_t sum, ns;
-    int status = run_sample(w, h, c, a->seed, 1, &sum, &ns);
+    int status = run_sample(w, h, job, a->seed, 1, &sum, &ns);
     am_stats s;
     am_get_stats(h, &s);
-    if (status != AM_OK) return not_ok(a, c, status);
+    if (status != AM_OK) return not_ok(a, job, status);
     printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\",\"stats\":{"
            "\"bytes_requested\":%" PRIu64 ",\"bytes_live\":%zu,\"bytes_peak\":%zu,"
            "\"bytes_reserved\":%zu,\"reserved_peak\":%zu,\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 "}}\n",
@@ -307,7 +307,7 @@ static int count_one(const cell_args *a, const am_workload *w, am_heap *h, am_ce
 }
 
 /* Calibrate, warm up, check, take the samples and print them; the exit code. */
-static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c, int bad_sum) {
+static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_job *job, int bad_sum) {
     uint64_t sum, ns;
     int status;
     /* calibrate: raise the repetitions until a sample lasts min_ms; these
@@ -320,14 +320,14 @@ static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell
         /* one repetition first: a slow strategy (an ordered free list walked on
          * every free) may need far fewer than the workload's starting count,
          * and a sample need not last much longer than min_ms */
-        status = run_sample(w, h, c, a->seed, 1, &sum, &ns);
-        if (status != AM_OK) return not_ok(a, c, status);
+        status = run_sample(w, h, job, a->seed, 1, &sum, &ns);
+        if (status != AM_OK) return not_ok(a, job, status);
         reps = am_reps_from_one(reps, ns, min_ns);
     }
     int long_enough = 0; /* runs in a row at this count that lasted min_ns */
     for (;;) {
-        status = run_sample(w, h, c, a->seed, reps, &sum, &ns);
-        if (status != AM_OK) return not_ok(a, c, status);
+        status = run_sample(w, h, job, a->seed, reps, &sum, &ns);
+        if (status != AM_OK) return not_ok(a, job, status);
         if (a->reps || reps >= (1u << 30)) break;
         /* twice in a row: a run that touched fresh pages or grew the heap is
          * slower than the ones that follow, and one such run alone would fix
@@ -347,8 +347,8 @@ static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell
     if (!a->has_expect) {
         reference = 0;
         for (unsigned r = 0; r < reps; r++) {
-            c->seed = a->seed + r;
-            reference += w->reference(c);
+            job->seed = a->seed + r;
+            reference += w->reference(job);
         }
     }
     uint64_t expect = reference + (uint64_t)bad_sum;
@@ -364,7 +364,7 @@ static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell
     if (hw) am_hw_counters_start(hw);
     int rc = 0;
     for (unsigned s = 0; s < a->samples && !rc; s++) {
-        status = run_sample(w, h, c, a->seed, reps, &sum, &samples[s]);
+        status = run_sample(w, h, job, a->seed, reps, &sum, &samples[s]);
         if (status != AM_OK) { print_failure(a, status_text(status)); rc = 3; }
         else if (sum != expect) { print_failure(a, "checksum mismatch"); rc = 4; }
     }
@@ -383,13 +383,13 @@ static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell
     printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\","
            "\"reps\":%u,\"expect\":%" PRIu64 ",\"ops_per_rep\":%.6g,\"threads\":%u,\"param\":%g,\"timer_resolution_ns\":%g,"
            "\"peak_rss\":%zu,\"reserved_peak\":%zu,\"samples_ns\":[",
-           AM_ROW_NAME, a->workload, a->size, reps, reference, ops_of(w, c), a->threads, a->param,
+           AM_ROW_NAME, a->workload, a->size, reps, reference, ops_of(w, job), a->threads, a->param,
            am_timer_resolution_ns(), am_peak_rss_bytes(), st.reserved_peak);
     for (unsigned s = 0; s < a->samples; s++) printf("%s%" PRIu64, s ? "," : "", samples[s]);
     printf("]");
-    print_metrics(c);
+    print_metrics(job);
     if (hw) {
-        double ops = (double)a->samples * reps * ops_of(w, c);
+        double ops = (double)a->samples * reps * ops_of(w, job);
         printf(",\"hw_counters\":\"ok\",\"instructions_per_op\":%.6g,\"cycles_per_op\":%.6g",
                (double)instructions / ops, (double)cycles / ops);
         am_hw_counters_close(hw);
@@ -407,18 +407,18 @@ static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell
 /* --stats: the counting wrapper's table after a first and a second repetition
  * (the deltas of the second table are the second repetition). Every block is
  * filed under the workload's name, and deeper where the workload tags owners. */
-static int counting_table(const cell_args *a, const am_workload *w, am_cell *c) {
+static int counting_table(const cell_args *a, const am_workload *w, am_job *job) {
 #if AM_STATS
     am_counting_start();
     am_owner_push(a->workload);
-    am_heap *h = am_create(&c->options);
+    am_heap *h = am_create(&job->options);
     if (!h) { print_failure(a, "heap could not be created"); return 3; }
     int rc = 0;
     for (unsigned r = 0; r < 2 && !rc; r++) {
         uint64_t sum, ns;
-        int status = run_sample(w, h, c, a->seed + r, 1, &sum, &ns);
-        uint64_t expect = w->reference(c);
-        if (status != AM_OK) rc = not_ok(a, c, status) ? 3 : -1;
+        int status = run_sample(w, h, job, a->seed + r, 1, &sum, &ns);
+        uint64_t expect = w->reference(job);
+        if (status != AM_OK) rc = not_ok(a, job, status) ? 3 : -1;
         else if (sum != expect) { print_failure(a, "checksum mismatch"); rc = 4; }
         else {
             char *table = am_counting_report();
@@ -434,7 +434,7 @@ static int counting_table(const cell_args *a, const am_workload *w, am_cell *c) 
     am_counting_stop();
     return rc < 0 ? 0 : rc;
 #else
-    (void)w; (void)c;
+    (void)w; (void)job;
     print_failure(a, "--stats needs the counting build (am-cell-<row>-stats)");
     return 2;
 #endif

@@ -3,8 +3,8 @@
  * alloc_pattern.h. */
 #include "alloc_pattern.h"
 
-static uint64_t alloc_pair_run(am_heap *h, am_cell *c, int *status) {
-    return ap_run(h, c, status, AP_PAIR);
+static uint64_t alloc_pair_run(am_heap *h, am_job *job, int *status) {
+    return ap_run(h, job, status, AP_PAIR);
 }
 
 const am_workload am_workload_alloc_pair = {

@@ -60,14 +60,14 @@ AM_INLINE size_t ap_free_index(int order, size_t k, size_t start) {
 
 /* forced inline: each workload gets a copy specialised for its order, also
  * when the row is one translation unit and the four share this header */
-AM_FORCE_INLINE uint64_t ap_run(am_heap *h, am_cell *c, int *status, int order) {
-    size_t size = c->size;
+AM_FORCE_INLINE uint64_t ap_run(am_heap *h, am_job *job, int *status, int order) {
+    size_t size = job->size;
     uint64_t sum = 0;
     if (order == AP_PAIR) {
         for (size_t i = 0; i < AP_BLOCKS; i++) {
             unsigned char *p = am_alloc(h, size);
             if (!p) { *status = AM_ERR_OOM; return 0; }
-            ap_stamp(p, size, c->seed, i);
+            ap_stamp(p, size, job->seed, i);
             am_escape(p);
             sum += ap_read(p, size);
             am_free(h, p, size);
@@ -83,11 +83,11 @@ AM_FORCE_INLINE uint64_t ap_run(am_heap *h, am_cell *c, int *status, int order) 
             *status = AM_ERR_OOM;
             return 0;
         }
-        ap_stamp(p, size, c->seed, i);
+        ap_stamp(p, size, job->seed, i);
         am_escape(p);
         ap_block[i] = p;
     }
-    size_t start = (size_t)(c->seed % AP_BLOCKS);
+    size_t start = (size_t)(job->seed % AP_BLOCKS);
     for (size_t k = 0; k < AP_BLOCKS; k++) {
         unsigned char *p = ap_block[ap_free_index(order, k, start)];
         sum += ap_read(p, size);
@@ -99,13 +99,13 @@ AM_FORCE_INLINE uint64_t ap_run(am_heap *h, am_cell *c, int *status, int order) 
 
 /* The same stamps in one malloc'd scratch block: what an allocator that keeps
  * every block whole must give. */
-static uint64_t ap_reference(am_cell *c) {
-    unsigned char *scratch = malloc(c->size);
+static uint64_t ap_reference(am_job *job) {
+    unsigned char *scratch = malloc(job->size);
     if (!scratch) return 0;
     uint64_t sum = 0;
     for (size_t i = 0; i < AP_BLOCKS; i++) {
-        ap_stamp(scratch, c->size, c->seed, i);
-        sum += ap_read(scratch, c->size);
+        ap_stamp(scratch, job->size, job->seed, i);
+        sum += ap_read(scratch, job->size);
     }
     free(scratch);
     return sum;

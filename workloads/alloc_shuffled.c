@@ -3,8 +3,8 @@
  * body is in alloc_pattern.h. */
 #include "alloc_pattern.h"
 
-static uint64_t alloc_shuffled_run(am_heap *h, am_cell *c, int *status) {
-    return ap_run(h, c, status, AP_SHUFFLED);
+static uint64_t alloc_shuffled_run(am_heap *h, am_job *job, int *status) {
+    return ap_run(h, job, status, AP_SHUFFLED);
 }
 
 const am_workload am_workload_alloc_shuffled = {

@@ -85,33 +85,33 @@ static void run_thread(void *arg) {
     t->sum = sum;
 }
 
-static uint64_t contention_run(am_heap *h, am_cell *c, int *status) {
+static uint64_t contention_run(am_heap *h, am_job *job, int *status) {
 #if !AM_FREE_REUSES
     /* each thread's 200,000 blocks would all be fresh memory, first-touch page
      * faults would be the measure, and the row is no candidate for a
      * long-running allocate/free stream anyway */
-    c->reason = "free does not reuse memory: not a pool for a long allocate/free stream";
+    job->reason = "free does not reuse memory: not a pool for a long allocate/free stream";
     *status = AM_ERR_NA;
     return 0;
 #endif
-    unsigned n = am_cell_threads(c);
-    *status = am_threads_check(c, n);
+    unsigned n = am_job_threads(job);
+    *status = am_threads_check(job, n);
     if (*status != AM_OK) return 0;
     double per_ns = calibrated_loops_per_ns();
-    am_cell_metric(c, "work_loop_per_ns", per_ns);
-    am_cell_metric(c, "shared_heap", AM_THREAD_SAFE ? 1 : 0);
-    size_t iters = iterations(c->size, c->param);
-    am_cell_metric(c, "iterations_per_thread", (double)iters);
+    am_job_metric(job, "work_loop_per_ns", per_ns);
+    am_job_metric(job, "shared_heap", AM_THREAD_SAFE ? 1 : 0);
+    size_t iters = iterations(job->size, job->param);
+    am_job_metric(job, "iterations_per_thread", (double)iters);
     ct_thread *t = calloc(n, sizeof *t);
     if (!t) { *status = AM_ERR_OOM; return 0; }
     for (unsigned i = 0; i < n; i++) {
         t[i].shared = AM_THREAD_SAFE ? h : NULL;
-        t[i].options = &c->options;
+        t[i].options = &job->options;
         t[i].owner = am_owner_current();
         t[i].id = i;
         t[i].iterations = iters;
-        t[i].loops = (uint64_t)(c->param * per_ns + 0.5);
-        t[i].first = first_value(c->seed, i);
+        t[i].loops = (uint64_t)(job->param * per_ns + 0.5);
+        t[i].first = first_value(job->seed, i);
     }
     /* even one thread runs in a thread of its own: its heap is made there */
     *status = am_thread_group_run(run_thread, t, sizeof *t, n);
@@ -124,11 +124,11 @@ static uint64_t contention_run(am_heap *h, am_cell *c, int *status) {
     return sum;
 }
 
-static uint64_t contention_reference(am_cell *c) {
-    unsigned n = am_cell_threads(c);
-    uint64_t k = iterations(c->size, c->param);
+static uint64_t contention_reference(am_job *job) {
+    unsigned n = am_job_threads(job);
+    uint64_t k = iterations(job->size, job->param);
     uint64_t sum = 0;
-    for (unsigned i = 0; i < n; i++) sum += k * first_value(c->seed, i) + k * (k - 1) / 2;
+    for (unsigned i = 0; i < n; i++) sum += k * first_value(job->seed, i) + k * (k - 1) / 2;
     return sum;
 }
 
@@ -138,8 +138,8 @@ static const double contention_params[] = {0, 100, 500, 10000, -1}; /* 10 µs: t
 
 static unsigned contention_reps(size_t size) { (void)size; return 1; }
 static double contention_ops(size_t size) { return (double)size; }
-static double contention_cell_ops(const am_cell *c) {
-    return (double)am_cell_threads(c) * (double)iterations(c->size, c->param);
+static double contention_job_ops(const am_job *job) {
+    return (double)am_job_threads(job) * (double)iterations(job->size, job->param);
 }
 
 const am_workload am_workload_contention = {
@@ -149,4 +149,4 @@ const am_workload am_workload_contention = {
     contention_sizes, contention_log_sizes, contention_reps,
     contention_ops, contention_run, contention_reference, 1};
 
-const am_sweep am_sweep_contention = {"contention", contention_params, 1, contention_cell_ops};
+const am_sweep am_sweep_contention = {"contention", contention_params, 1, contention_job_ops};

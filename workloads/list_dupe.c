@@ -10,11 +10,11 @@
 
 AM_INLINE int ld_value(uint64_t seed, size_t i) { return (int)((seed * 2654435761u + i * 40503u) & 0x7fffffff); }
 
-static uint64_t list_dupe_run(am_heap *h, am_cell *c, int *status) {
+static uint64_t list_dupe_run(am_heap *h, am_job *job, int *status) {
     ld_list src, dup;
     ld_list_init(&src, h);
-    for (size_t i = 0; i < c->size; i++) {
-        if (ld_list_push_back(&src, ld_value(c->seed, i))) goto oom;
+    for (size_t i = 0; i < job->size; i++) {
+        if (ld_list_push_back(&src, ld_value(job->seed, i))) goto oom;
     }
     if (ld_list_copy(&dup, &src, h)) goto oom; /* leaves dup empty */
     am_escape(&src);
@@ -32,10 +32,10 @@ oom:
     return 0;
 }
 
-static uint64_t list_dupe_reference(am_cell *c) {
+static uint64_t list_dupe_reference(am_job *job) {
     uint64_t hash = AM_FNV_OFFSET;
-    for (size_t i = 0; i < c->size; i++) hash = am_fnv_add(hash, ld_value(c->seed, i));
-    return hash + c->size;
+    for (size_t i = 0; i < job->size; i++) hash = am_fnv_add(hash, ld_value(job->seed, i));
+    return hash + job->size;
 }
 
 /* no seed 004 count: 1,000 repetitions capped by size, as its list tests */

@@ -11,9 +11,9 @@
 #define AM_MAP_V int
 #include "map.h"
 
-static uint64_t map_erase_run(am_heap *h, am_cell *c, int *status) {
-    uint64_t rng = c->seed;
-    size_t len = c->size;
+static uint64_t map_erase_run(am_heap *h, am_job *job, int *status) {
+    uint64_t rng = job->seed;
+    size_t len = job->size;
     me_map m;
     me_map_init(&m, h);
     for (size_t i = 0; i < len; i++) {
@@ -42,9 +42,9 @@ static uint64_t map_erase_run(am_heap *h, am_cell *c, int *status) {
 /* The same on plain arrays: the distinct keys sorted, and a Fenwick tree of
  * "still there" flags over them, which finds the first remaining key at or
  * after a position in O(log n). */
-static uint64_t map_erase_reference(am_cell *c) {
-    uint64_t rng = c->seed;
-    size_t len = c->size;
+static uint64_t map_erase_reference(am_job *job) {
+    uint64_t rng = job->seed;
+    size_t len = job->size;
     int *keys = malloc((len ? len : 1) * sizeof *keys);
     size_t *tree = malloc((len + 1) * sizeof *tree); /* 1-based */
     unsigned char *gone = calloc(len ? len : 1, 1);

@@ -134,16 +134,16 @@ static int file_backed(void) {
 #endif
 }
 
-static int build(const am_cell *c) {
-    const uint32_t *next = shape_of(nodes_of(c->size));
+static int build(const am_job *job) {
+    const uint32_t *next = shape_of(nodes_of(job->size));
     if (!next) return AM_ERR_OOM;
-    st.mib = c->size;
-    st.limit = c->options.limit;
-    st.nodes = nodes_of(c->size);
+    st.mib = job->size;
+    st.limit = job->options.limit;
+    st.nodes = nodes_of(job->size);
     size_t count = (st.nodes + MP_NODES_PER_BLOCK - 1) / MP_NODES_PER_BLOCK;
     st.blocks = calloc(count, sizeof *st.blocks);
     st.evict = calloc(count * runs_of(MP_BLOCK / am_page_size() + 1), 1);
-    st.heap = am_create(&c->options);
+    st.heap = am_create(&job->options);
     if (!st.blocks || !st.evict || !st.heap) return AM_ERR_OOM;
     for (size_t b = 0; b < count; b++) {
         char *raw = am_alloc(st.heap, MP_BLOCK + MP_NODE);
@@ -256,24 +256,24 @@ static void chase(void *arg) {
     t->sum = total;
 }
 
-static uint64_t mmap_pressure_run(am_heap *h, am_cell *c, int *status) {
+static uint64_t mmap_pressure_run(am_heap *h, am_job *job, int *status) {
     (void)h; /* the structure has its own heap, kept between repetitions */
-    unsigned n = am_cell_threads(c);
-    if (n > AM_MAX_THREADS || c->param > 100) { *status = AM_ERR_FAILED; return 0; }
+    unsigned n = am_job_threads(job);
+    if (n > AM_MAX_THREADS || job->param > 100) { *status = AM_ERR_FAILED; return 0; }
     int keep = 1;
 #if AM_STATS
     keep = !am_counting_active; /* counted blocks must be gone before counting stops */
 #endif
     if (!st.registered) st.registered = atexit(release_at_exit) == 0;
-    if (!st.heap || st.mib != c->size || st.limit != c->options.limit) {
+    if (!st.heap || st.mib != job->size || st.limit != job->options.limit) {
         am_mmap_pressure_release();
-        *status = build(c);
+        *status = build(job);
         if (*status != AM_OK) { am_mmap_pressure_release(); return 0; }
     }
     uint64_t t0 = am_now_ns();
-    *status = evict(c->param);
-    if (*status == AM_OK && c->param > 0 && !file_backed() && !contents_survived()) {
-        c->reason = "anonymous memory cannot be evicted without swap: its pages were discarded";
+    *status = evict(job->param);
+    if (*status == AM_OK && job->param > 0 && !file_backed() && !contents_survived()) {
+        job->reason = "anonymous memory cannot be evicted without swap: its pages were discarded";
         *status = AM_ERR_NA;
         am_mmap_pressure_release(); /* the structure is lost */
         return 0;
@@ -281,9 +281,9 @@ static uint64_t mmap_pressure_run(am_heap *h, am_cell *c, int *status) {
     if (*status != AM_OK) return 0;
     uint64_t t1 = am_now_ns();
     mp_thread t[AM_MAX_THREADS];
-    size_t queries = queries_of(c->size);
+    size_t queries = queries_of(job->size);
     for (unsigned i = 0; i < n; i++) {
-        t[i].seed = c->seed;
+        t[i].seed = job->seed;
         t[i].id = i;
         t[i].queries = queries;
         t[i].sum = 0;
@@ -292,22 +292,22 @@ static uint64_t mmap_pressure_run(am_heap *h, am_cell *c, int *status) {
     else *status = am_thread_group_run(chase, t, sizeof *t, n);
     uint64_t t2 = am_now_ns(), sum = 0;
     for (unsigned i = 0; i < n; i++) sum += t[i].sum;
-    am_cell_metric(c, "resident_pct", st.evictable ? 100.0 * (double)st.resident / (double)st.evictable : 100);
-    am_cell_metric(c, "evict_ms", (double)(t1 - t0) / 1e6);
-    am_cell_metric(c, "query_ms", (double)(t2 - t1) / 1e6);
-    am_cell_metric(c, "file_backed", file_backed());
+    am_job_metric(job, "resident_pct", st.evictable ? 100.0 * (double)st.resident / (double)st.evictable : 100);
+    am_job_metric(job, "evict_ms", (double)(t1 - t0) / 1e6);
+    am_job_metric(job, "query_ms", (double)(t2 - t1) / 1e6);
+    am_job_metric(job, "file_backed", file_backed());
     if (!keep) am_mmap_pressure_release();
     return sum;
 }
 
-static uint64_t mmap_pressure_reference(am_cell *c) {
-    unsigned n = am_cell_threads(c);
-    size_t nodes = nodes_of(c->size), queries = queries_of(c->size);
+static uint64_t mmap_pressure_reference(am_job *job) {
+    unsigned n = am_job_threads(job);
+    size_t nodes = nodes_of(job->size), queries = queries_of(job->size);
     const uint32_t *next = shape_of(nodes);
     if (!next) return UINT64_MAX;
     uint64_t total = 0;
     for (unsigned i = 0; i < n; i++) {
-        uint64_t rng = start_rng(c->seed, i);
+        uint64_t rng = start_rng(job->seed, i);
         for (size_t k = 0; k < queries; k++) {
             size_t v = (size_t)am_rand_below(&rng, nodes);
             uint64_t sum = 0;
@@ -330,8 +330,8 @@ static const double mmap_pressure_params[] = {0, 10, 20, 30, 50, -1};
 
 static unsigned mmap_pressure_reps(size_t size) { (void)size; return 1; }
 static double mmap_pressure_ops(size_t size) { return (double)queries_of(size); }
-static double mmap_pressure_cell_ops(const am_cell *c) {
-    return (double)am_cell_threads(c) * (double)queries_of(c->size);
+static double mmap_pressure_job_ops(const am_job *job) {
+    return (double)am_job_threads(job) * (double)queries_of(job->size);
 }
 
 const am_workload am_workload_mmap_pressure = {
@@ -341,4 +341,4 @@ const am_workload am_workload_mmap_pressure = {
     mmap_pressure_sizes, mmap_pressure_log_sizes, mmap_pressure_reps,
     mmap_pressure_ops, mmap_pressure_run, mmap_pressure_reference, 1};
 
-const am_sweep am_sweep_mmap_pressure = {"mmap_pressure", mmap_pressure_params, 0, mmap_pressure_cell_ops};
+const am_sweep am_sweep_mmap_pressure = {"mmap_pressure", mmap_pressure_params, 0, mmap_pressure_job_ops};

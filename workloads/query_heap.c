@@ -221,34 +221,34 @@ static double percentile(const uint64_t *sorted, size_t n, double p) {
     return (double)sorted[(i ? i : 1) - 1];
 }
 
-static void report_latency(am_cell *c, uint64_t *lat, size_t n) {
+static void report_latency(am_job *job, uint64_t *lat, size_t n) {
     double mean = 0;
     for (size_t i = 0; i < n; i++) mean += (double)lat[i];
     qsort(lat, n, sizeof *lat, compare_u64);
-    am_cell_metric(c, "latency_mean_ns", mean / (double)n);
-    am_cell_metric(c, "latency_p50_ns", percentile(lat, n, 50));
-    am_cell_metric(c, "latency_p95_ns", percentile(lat, n, 95));
-    am_cell_metric(c, "latency_p99_ns", percentile(lat, n, 99));
-    am_cell_metric(c, "latency_max_ns", (double)lat[n - 1]);
+    am_job_metric(job, "latency_mean_ns", mean / (double)n);
+    am_job_metric(job, "latency_p50_ns", percentile(lat, n, 50));
+    am_job_metric(job, "latency_p95_ns", percentile(lat, n, 95));
+    am_job_metric(job, "latency_p99_ns", percentile(lat, n, 99));
+    am_job_metric(job, "latency_max_ns", (double)lat[n - 1]);
 }
 
-static uint64_t query_heap_run(am_heap *h, am_cell *c, int *status) {
-    unsigned n = am_cell_threads(c);
-    *status = am_threads_check(c, n);
+static uint64_t query_heap_run(am_heap *h, am_job *job, int *status) {
+    unsigned n = am_job_threads(job);
+    *status = am_threads_check(job, n);
     if (*status != AM_OK) return 0;
-    const am_graph *g = am_query_heap_graph(c->size);
-    size_t queries = am_query_heap_queries(c->size);
+    const am_graph *g = am_query_heap_graph(job->size);
+    size_t queries = am_query_heap_queries(job->size);
     if (!g || book_reserve(n, queries)) { *status = AM_ERR_OOM; return 0; }
-    am_cell_metric(c, "queries_per_thread", (double)queries);
-    am_cell_metric(c, "shared_heap", AM_THREAD_SAFE ? 1 : 0); /* as contention: one heap for every thread */
+    am_job_metric(job, "queries_per_thread", (double)queries);
+    am_job_metric(job, "shared_heap", AM_THREAD_SAFE ? 1 : 0); /* as contention: one heap for every thread */
     qh_thread *t = book.threads;
     for (unsigned i = 0; i < n; i++) {
         memset(&t[i], 0, sizeof t[i]);
         t[i].heap = n == 1 || AM_THREAD_SAFE ? h : NULL;
-        t[i].options = &c->options;
+        t[i].options = &job->options;
         t[i].owner = am_owner_current();
         t[i].g = g;
-        t[i].seed = c->seed;
+        t[i].seed = job->seed;
         t[i].id = i;
         t[i].queries = queries;
         t[i].pairs = book.pairs + 2 * (size_t)i * queries;
@@ -261,7 +261,7 @@ static uint64_t query_heap_run(am_heap *h, am_cell *c, int *status) {
         if (t[i].status != AM_OK) *status = t[i].status;
         sum += t[i].sum;
     }
-    if (*status == AM_OK) report_latency(c, book.latency, (size_t)n * queries);
+    if (*status == AM_OK) report_latency(job, book.latency, (size_t)n * queries);
     return sum;
 }
 
@@ -315,10 +315,10 @@ static uint64_t ref_shortest(const am_graph *g, uint64_t *dist, ref_item *heap, 
     return UINT64_MAX;
 }
 
-static uint64_t query_heap_reference(am_cell *c) {
-    unsigned n = am_cell_threads(c);
-    const am_graph *g = am_query_heap_graph(c->size);
-    size_t queries = am_query_heap_queries(c->size);
+static uint64_t query_heap_reference(am_job *job) {
+    unsigned n = am_job_threads(job);
+    const am_graph *g = am_query_heap_graph(job->size);
+    size_t queries = am_query_heap_queries(job->size);
     uint64_t *dist = g ? malloc((size_t)g->n * sizeof *dist) : NULL;
     /* lazy deletion: at most one entry per relaxation, plus the source */
     ref_item *heap = g ? malloc(((size_t)g->first[g->n] + 1) * sizeof *heap) : NULL;
@@ -326,7 +326,7 @@ static uint64_t query_heap_reference(am_cell *c) {
     uint64_t sum = 0;
     if (dist && heap && pairs)
         for (unsigned i = 0; i < n; i++) {
-            am_query_heap_pairs(c->seed, i, g->n, queries, pairs);
+            am_query_heap_pairs(job->seed, i, g->n, queries, pairs);
             for (size_t k = 0; k < queries; k++)
                 sum += am_query_heap_term(i, queries, k, ref_shortest(g, dist, heap, pairs[2 * k], pairs[2 * k + 1]));
         }
@@ -345,8 +345,8 @@ static const size_t query_heap_log_sizes[] = {1000, 3000, 10000, 30000, 100000, 
 
 static unsigned query_heap_reps(size_t size) { (void)size; return 1; }
 static double query_heap_ops(size_t size) { return (double)am_query_heap_queries(size); }
-static double query_heap_cell_ops(const am_cell *c) {
-    return (double)am_cell_threads(c) * (double)am_query_heap_queries(c->size);
+static double query_heap_job_ops(const am_job *job) {
+    return (double)am_job_threads(job) * (double)am_query_heap_queries(job->size);
 }
 
 const am_workload am_workload_query_heap = {
@@ -356,4 +356,4 @@ const am_workload am_workload_query_heap = {
     query_heap_sizes, query_heap_log_sizes, query_heap_reps,
     query_heap_ops, query_heap_run, query_heap_reference, 1};
 
-const am_sweep am_sweep_query_heap = {"query_heap", NULL, 1, query_heap_cell_ops};
+const am_sweep am_sweep_query_heap = {"query_heap", NULL, 1, query_heap_job_ops};

@@ -7,9 +7,9 @@
 #define AM_VEC_T int
 #include "vector.h"
 
-static uint64_t thrash_pool_run(am_heap *h, am_cell *c, int *status) {
-    uint64_t rng = c->seed;
-    size_t n = (size_t)am_rand_below(&rng, c->size + 1);
+static uint64_t thrash_pool_run(am_heap *h, am_job *job, int *status) {
+    uint64_t rng = job->seed;
+    size_t n = (size_t)am_rand_below(&rng, job->size + 1);
     tp_vec v;
     am_owner_push("vector"); /* the counting wrapper's owner (AM_STATS builds only) */
     tp_vec_init(&v, h);
@@ -26,9 +26,9 @@ static uint64_t thrash_pool_run(am_heap *h, am_cell *c, int *status) {
     return sum + n;
 }
 
-static uint64_t thrash_pool_reference(am_cell *c) {
-    uint64_t rng = c->seed;
-    uint64_t n = am_rand_below(&rng, c->size + 1);
+static uint64_t thrash_pool_reference(am_job *job) {
+    uint64_t rng = job->seed;
+    uint64_t n = am_rand_below(&rng, job->size + 1);
     return n * (n - (n ? 1 : 0)) / 2 + n;
 }
 

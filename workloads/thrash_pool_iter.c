@@ -14,14 +14,14 @@ typedef struct tpi_elem {
 
 AM_INLINE char tpi_char(size_t i, uint64_t seed) { return (char)((i + seed) & 0x7f); }
 
-static uint64_t thrash_pool_iter_run(am_heap *h, am_cell *c, int *status) {
+static uint64_t thrash_pool_iter_run(am_heap *h, am_job *job, int *status) {
     tpi_vec v;
     tpi_vec_init(&v, h);
-    if (tpi_vec_resize(&v, c->size)) { *status = AM_ERR_OOM; return 0; }
+    if (tpi_vec_resize(&v, job->size)) { *status = AM_ERR_OOM; return 0; }
     /* n += i reads the value-initialised zero, so the zeroing is part of the result */
     for (size_t i = 0; i < v.size; i++) {
         v.data[i].n += (int)i;
-        v.data[i].c = tpi_char(i, c->seed);
+        v.data[i].c = tpi_char(i, job->seed);
     }
     am_escape(v.data);
     uint64_t chars = 0, ints = 0;
@@ -34,9 +34,9 @@ static uint64_t thrash_pool_iter_run(am_heap *h, am_cell *c, int *status) {
     return chars + (ints << 20);
 }
 
-static uint64_t thrash_pool_iter_reference(am_cell *c) {
-    uint64_t chars = 0, n = c->size;
-    for (size_t i = 0; i < c->size; i++) chars += (uint64_t)(unsigned char)tpi_char(i, c->seed);
+static uint64_t thrash_pool_iter_reference(am_job *job) {
+    uint64_t chars = 0, n = job->size;
+    for (size_t i = 0; i < job->size; i++) chars += (uint64_t)(unsigned char)tpi_char(i, job->seed);
     return chars + ((n * (n - (n ? 1 : 0)) / 2) << 20);
 }
 

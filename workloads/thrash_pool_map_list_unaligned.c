@@ -24,9 +24,9 @@ typedef struct tpm_rec {
 #define AM_MAP_VALUE_DESTROY(vp) tpm_list_destroy(vp)
 #include "map.h"
 
-static uint64_t thrash_pool_map_list_unaligned_run(am_heap *h, am_cell *c, int *status) {
-    uint64_t rng = c->seed;
-    size_t len = c->size;
+static uint64_t thrash_pool_map_list_unaligned_run(am_heap *h, am_job *job, int *status) {
+    uint64_t rng = job->seed;
+    size_t len = job->size;
     uint64_t keys = len / 10 + 1; /* the seed's rand() % (len/10), without the % 0 at len < 10 */
     tpm_map m;
     tpm_map_init(&m, h);
@@ -60,9 +60,9 @@ static uint64_t thrash_pool_map_list_unaligned_run(am_heap *h, am_cell *c, int *
 
 /* the same grouping by a counting sort on plain arrays: a bucket per key,
  * records in the order they were drawn */
-static uint64_t thrash_pool_map_list_unaligned_reference(am_cell *c) {
-    uint64_t rng = c->seed;
-    size_t len = c->size;
+static uint64_t thrash_pool_map_list_unaligned_reference(am_job *job) {
+    uint64_t rng = job->seed;
+    size_t len = job->size;
     size_t keys = len / 10 + 1;
     size_t *key_of = malloc((len ? len : 1) * sizeof *key_of);
     size_t *start = calloc(keys + 1, sizeof *start);

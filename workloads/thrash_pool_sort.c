@@ -10,9 +10,9 @@
 #define AM_VEC_LESS(a, b) ((a) < (b))
 #include "vector.h"
 
-static uint64_t thrash_pool_sort_run(am_heap *h, am_cell *c, int *status) {
-    uint64_t rng = c->seed;
-    size_t len = c->size;
+static uint64_t thrash_pool_sort_run(am_heap *h, am_job *job, int *status) {
+    uint64_t rng = job->seed;
+    size_t len = job->size;
     size_t n0 = (size_t)am_rand_below(&rng, len + 1);
     tps_vec v;
     tps_vec_init(&v, h);
@@ -35,9 +35,9 @@ static uint64_t thrash_pool_sort_run(am_heap *h, am_cell *c, int *status) {
 }
 
 /* the same values in a malloc'd array, sorted by the C library's qsort */
-static uint64_t thrash_pool_sort_reference(am_cell *c) {
-    uint64_t rng = c->seed;
-    size_t len = c->size;
+static uint64_t thrash_pool_sort_reference(am_job *job) {
+    uint64_t rng = job->seed;
+    size_t len = job->size;
     size_t n0 = (size_t)am_rand_below(&rng, len + 1);
     size_t n = n0 + len;
     int *a = calloc(n ? n : 1, sizeof *a);

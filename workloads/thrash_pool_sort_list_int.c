@@ -11,11 +11,11 @@
 #define AM_LIST_LESS(a, b) ((a) < (b))
 #include "list.h"
 
-static uint64_t thrash_pool_sort_list_int_run(am_heap *h, am_cell *c, int *status) {
-    uint64_t rng = c->seed;
+static uint64_t thrash_pool_sort_list_int_run(am_heap *h, am_job *job, int *status) {
+    uint64_t rng = job->seed;
     tpsl_list l;
     tpsl_list_init(&l, h);
-    for (size_t i = 0; i < c->size; i++) {
+    for (size_t i = 0; i < job->size; i++) {
         if (tpsl_list_push_back(&l, am_rand_int(&rng))) {
             tpsl_list_destroy(&l);
             *status = AM_ERR_OOM;
@@ -33,9 +33,9 @@ static uint64_t thrash_pool_sort_list_int_run(am_heap *h, am_cell *c, int *statu
 }
 
 /* the same values in a malloc'd array, sorted by the C library's qsort */
-static uint64_t thrash_pool_sort_list_int_reference(am_cell *c) {
-    uint64_t rng = c->seed;
-    size_t n = c->size;
+static uint64_t thrash_pool_sort_list_int_reference(am_job *job) {
+    uint64_t rng = job->seed;
+    size_t n = job->size;
     int *a = malloc((n ? n : 1) * sizeof *a);
     if (!a) return 0;
     for (size_t i = 0; i < n; i++) a[i] = am_rand_int(&rng);

@@ -10,20 +10,20 @@
 
 #define AM_MAX_THREADS 256
 
-/* the cell's thread count (1 where unset) */
-AM_INLINE unsigned am_cell_threads(const am_cell *c) { return c->threads ? c->threads : 1; }
+/* the job's thread count (1 where unset) */
+AM_INLINE unsigned am_job_threads(const am_job *job) { return job->threads ? job->threads : 1; }
 
 /* AM_OK where n threads may each use a heap of this strategy; AM_ERR_NA with
- * the cell's reason where heaps share unlocked state (a heap per thread is no
+ * the job's reason where heaps share unlocked state (a heap per thread is no
  * escape then); AM_ERR_FAILED above AM_MAX_THREADS. */
-AM_INLINE int am_threads_check(am_cell *c, unsigned n) {
+AM_INLINE int am_threads_check(am_job *job, unsigned n) {
 #if !AM_THREAD_SAFE && AM_HEAPS_SHARE_STATE
     if (n > 1) {
-        c->reason = "heaps share unlocked state: not safe from several threads";
+        job->reason = "heaps share unlocked state: not safe from several threads";
         return AM_ERR_NA;
     }
 #else
-    (void)c;
+    (void)job;
 #endif
     return n > AM_MAX_THREADS ? AM_ERR_FAILED : AM_OK;
 }

@@ -14,13 +14,14 @@
 #include "allocator.h"
 
 /* AM_ERR_NA: the workload does not apply to this strategy (the cell prints
- * status "skipped" with am_cell.reason; tables show n/a) */
+ * status "skipped" with am_job.reason; tables show n/a) */
 enum { AM_OK = 0, AM_ERR_OOM = 1, AM_ERR_FAILED = 2, AM_ERR_NA = 3 };
 
 #define AM_MAX_METRICS 16
 
-/* What one cell asks of a workload, and where it may leave extra figures. */
-typedef struct am_cell {
+/* A job: what one cell of the matrix asks of a workload (its parameters),
+ * and where the workload leaves its extra figures and its reason. */
+typedef struct am_job {
     size_t size;       /* the workload's size parameter (elements, nodes, ...) */
     uint64_t seed;     /* the repetition's seed: runs with equal seeds do equal work */
     unsigned threads;  /* for threaded workloads; 1 otherwise */
@@ -31,7 +32,7 @@ typedef struct am_cell {
     const char *metric_names[AM_MAX_METRICS];
     double metric_values[AM_MAX_METRICS];
     const char *reason; /* with AM_ERR_NA: why (a string literal) */
-} am_cell;
+} am_job;
 
 typedef struct am_workload {
     const char *name;
@@ -42,9 +43,9 @@ typedef struct am_workload {
     double (*ops)(size_t size);     /* operations in one repetition: time is reported per op */
     /* One repetition on heap h; sets *status to AM_OK or an AM_ERR_* and returns
      * the checksum. Every block it takes it returns (or the heap is reset after). */
-    uint64_t (*run)(am_heap *h, am_cell *c, int *status);
+    uint64_t (*run)(am_heap *h, am_job *job, int *status);
     /* The same checksum computed without the allocator under test. */
-    uint64_t (*reference)(am_cell *c);
+    uint64_t (*reference)(am_job *job);
     int threaded;               /* creates its own threads and heaps */
 } am_workload;
 
@@ -55,7 +56,7 @@ typedef struct am_sweep {
     const char *workload;
     const double *params;       /* param values, ended by a negative number; NULL: none */
     int threads;                /* 1: threads 1, 2, 4, ... up to the CPUs, and one step past */
-    double (*ops)(const am_cell *c); /* ops of one repetition given threads and param;
+    double (*ops)(const am_job *job); /* ops of one repetition given threads and param;
                                         NULL: the workload's ops(size) */
 } am_sweep;
 
@@ -66,7 +67,7 @@ extern const am_workload *const am_workloads[];
 const am_workload *am_workload_find(const char *name);
 
 /* Record an extra figure for the cell's output (latency, calibration ...). */
-void am_cell_metric(am_cell *c, const char *name, double value);
+void am_job_metric(am_job *job, const char *name, double value);
 
 /* A small, fast, seeded generator shared by workloads and references, so both
  * draw the same numbers. (splitmix64: no state beyond one word.) */

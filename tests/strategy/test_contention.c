@@ -8,9 +8,9 @@
 #include "check.h"
 #include "workload.h"
 
-static double metric(const am_cell *c, const char *name) {
-    for (int i = 0; i < c->metric_count; i++)
-        if (!strcmp(c->metric_names[i], name)) return c->metric_values[i];
+static double metric(const am_job *job, const char *name) {
+    for (int i = 0; i < job->metric_count; i++)
+        if (!strcmp(job->metric_names[i], name)) return job->metric_values[i];
     return -1;
 }
 
@@ -21,37 +21,37 @@ static void test_checksum_counts_and_calibration(void) {
     static const double ws[] = {0, 100, 2000};
     for (unsigned threads = 1; threads <= 3; threads++) {
         for (int k = 0; k < 3; k++) {
-            am_cell c;
-            memset(&c, 0, sizeof c);
-            c.size = 3000;
-            c.seed = 5 + threads;
-            c.threads = threads;
-            c.param = ws[k];
-            am_options_default(&c.options);
-            am_heap *h = am_create(&c.options);
+            am_job job;
+            memset(&job, 0, sizeof job);
+            job.size = 3000;
+            job.seed = 5 + threads;
+            job.threads = threads;
+            job.param = ws[k];
+            am_options_default(&job.options);
+            am_heap *h = am_create(&job.options);
             CHECK(h != NULL);
             int status = -1;
-            uint64_t sum = w->run(h, &c, &status);
+            uint64_t sum = w->run(h, &job, &status);
 #if !AM_FREE_REUSES
             /* free reuses nothing: every block would be fresh memory */
-            CHECK_MSG(status == AM_ERR_NA && c.reason && strstr(c.reason, "does not reuse"), "status %d", status);
+            CHECK_MSG(status == AM_ERR_NA && job.reason && strstr(job.reason, "does not reuse"), "status %d", status);
             am_destroy(h);
             continue;
 #endif
 #if !AM_THREAD_SAFE && AM_S(_HEAPS_SHARE_STATE)
             if (threads > 1) {
-                CHECK_MSG(status == AM_ERR_NA && c.reason && *c.reason, "status %d", status);
+                CHECK_MSG(status == AM_ERR_NA && job.reason && *job.reason, "status %d", status);
                 am_destroy(h);
                 continue;
             }
 #endif
             CHECK_MSG(status == AM_OK, "threads %u W %g: status %d", threads, ws[k], status);
-            CHECK_MSG(sum == w->reference(&c), "threads %u W %g: checksum differs from the reference", threads,
+            CHECK_MSG(sum == w->reference(&job), "threads %u W %g: checksum differs from the reference", threads,
                       ws[k]);
-            CHECK(metric(&c, "work_loop_per_ns") > 0);
-            double iters = metric(&c, "iterations_per_thread");
+            CHECK(metric(&job, "work_loop_per_ns") > 0);
+            double iters = metric(&job, "iterations_per_thread");
             CHECK(iters >= 16 && iters <= 3000);
-            CHECK(sw->ops(&c) == threads * iters);
+            CHECK(sw->ops(&job) == threads * iters);
             am_stats s;
             am_get_stats(h, &s);
             /* a shared heap served every block and got each back; else the
@@ -71,19 +71,19 @@ static void test_iterations_follow_w_and_seed(void) {
     const am_sweep *sw = am_sweep_find("contention");
     const am_workload *w = am_workload_find("contention");
     CHECK(sw && w);
-    am_cell c;
-    memset(&c, 0, sizeof c);
-    c.size = 200000;
-    c.threads = 2;
-    CHECK(sw->ops(&c) == 400000);
-    c.param = 1000;
-    CHECK(sw->ops(&c) == 2 * 5000);
-    c.param = 100000;
-    CHECK(sw->ops(&c) == 2 * 50);
-    c.seed = 1;
-    uint64_t a = w->reference(&c);
-    c.seed = 2;
-    CHECK(w->reference(&c) != a);
+    am_job job;
+    memset(&job, 0, sizeof job);
+    job.size = 200000;
+    job.threads = 2;
+    CHECK(sw->ops(&job) == 400000);
+    job.param = 1000;
+    CHECK(sw->ops(&job) == 2 * 5000);
+    job.param = 100000;
+    CHECK(sw->ops(&job) == 2 * 50);
+    job.seed = 1;
+    uint64_t a = w->reference(&job);
+    job.seed = 2;
+    CHECK(w->reference(&job) != a);
 }
 
 int main(int argc, char **argv) {

@@ -10,20 +10,20 @@
 static const char *const names[] = {"thrash_pool_sort_list_int", "thrash_pool_map_list_unaligned",
                                     "list_create", "list_dupe", "list_iterate", "map_erase", NULL};
 
-static void cell_init(am_cell *c, size_t size, uint64_t seed) {
-    memset(c, 0, sizeof *c);
-    c->size = size;
-    c->seed = seed;
-    c->threads = 1;
-    am_options_default(&c->options);
+static void job_init(am_job *job, size_t size, uint64_t seed) {
+    memset(job, 0, sizeof *job);
+    job->size = size;
+    job->seed = seed;
+    job->threads = 1;
+    am_options_default(&job->options);
 }
 
 /* one repetition on h; the caller resets where the cell would */
 static uint64_t run_once(const am_workload *w, am_heap *h, size_t size, uint64_t seed, int *status) {
-    am_cell c;
-    cell_init(&c, size, seed);
+    am_job job;
+    job_init(&job, size, seed);
     *status = -1;
-    uint64_t sum = w->run(h, &c, status);
+    uint64_t sum = w->run(h, &job, status);
     return sum;
 }
 
@@ -32,9 +32,9 @@ static void after_rep(am_heap *h) {
 }
 
 static uint64_t reference(const am_workload *w, size_t size, uint64_t seed) {
-    am_cell c;
-    cell_init(&c, size, seed);
-    return w->reference(&c);
+    am_job job;
+    job_init(&job, size, seed);
+    return w->reference(&job);
 }
 
 static int index_of(const char *name) {
