@@ -12,7 +12,7 @@
 /* one FNV-1a step over a 32-bit value (an int is folded as its bits) */
 AM_INLINE uint64_t am_fnv_add(uint64_t h, uint32_t x) { return (h ^ x) * 0x100000001B3ull; }
 
-/* a value in [0, 2^31), the range of seed 004's rand() */
+/* a value in [0, 2^31), the range of rand() in the 2009 Boost monotonic comparison */
 AM_INLINE int am_rand_int(uint64_t *rng) { return (int)(am_rand(rng) & 0x7fffffff); }
 
 /* ascending ints, for qsort */

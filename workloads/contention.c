@@ -1,9 +1,9 @@
-/* contention.c: seed 002's isolated benchmark (BlazingMQ, "independent item
- * pools for channels"). T threads each allocate a 345-byte block, write to it,
- * do W ns of work (param), and free it, over and over. Thread-safe strategies
- * get one heap shared by every thread (the shared pool); the others a heap per
- * thread, made in that thread (independent pools). It is a benchmark of
- * allocator contention, not of the work: W only sets how often threads call. */
+/* contention.c: BlazingMQ's isolated benchmark ("independent item pools for
+ * channels"). T threads each allocate a 345-byte block, write to it, do W ns of work
+ * (param), and free it, over and over. Thread-safe strategies get one heap shared by
+ * every thread (the shared pool); the others a heap per thread, made in that thread
+ * (independent pools). It is a benchmark of allocator contention, not of the work: W
+ * only sets how often threads call. */
 #include <stdlib.h>
 
 #include "thread_group.h"
@@ -145,7 +145,7 @@ static double contention_job_ops(const am_job *job) {
 const am_workload am_workload_contention = {
     "contention",
     "T threads: allocate 345 bytes, write, W ns of work (param), free; one shared heap if thread-safe, "
-    "else one per thread (seed 002)",
+    "else one per thread (BlazingMQ's pools)",
     contention_sizes, contention_log_sizes, contention_reps,
     contention_ops, contention_run, contention_reference, 1};
 

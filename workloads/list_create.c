@@ -32,7 +32,7 @@ static uint64_t list_create_reference(am_job *job) {
     return n ? n + base + base + n - 1 : 0;
 }
 
-/* no seed 004 count: 1,000 repetitions capped by size, as its list tests */
+/* no count from the 2009 Boost monotonic comparison: 1,000 repetitions capped by size, as its list tests */
 static unsigned list_create_reps(size_t size) { return am_reps_capped(size, 50000); }
 static double list_create_ops(size_t size) { return (double)size; }
 

@@ -38,7 +38,7 @@ static uint64_t list_dupe_reference(am_job *job) {
     return hash + job->size;
 }
 
-/* no seed 004 count: 1,000 repetitions capped by size, as its list tests */
+/* no count from the 2009 Boost monotonic comparison: 1,000 repetitions capped by size, as its list tests */
 static unsigned list_dupe_reps(size_t size) { return am_reps_capped(size, 25000); }
 static double list_dupe_ops(size_t size) { return (double)size; }
 

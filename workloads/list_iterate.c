@@ -59,7 +59,7 @@ static uint64_t list_iterate_reference(am_job *job) {
     return sum * LI_PASSES;
 }
 
-/* no seed 004 count: 1,000 repetitions capped by size, as its list tests */
+/* no count from the 2009 Boost monotonic comparison: 1,000 repetitions capped by size, as its list tests */
 static unsigned list_iterate_reps(size_t size) { return am_reps_capped(size, 10000); }
 static double list_iterate_ops(size_t size) { return (double)size * LI_PASSES; }
 

@@ -92,7 +92,8 @@ out:
     return hash;
 }
 
-/* no seed 004 count: 1,000 repetitions capped by size, as its map test */
+/* no count from the 2009 Boost monotonic comparison: 1,000 repetitions capped
+ * by size, as its map test */
 static unsigned map_erase_reps(size_t size) { return am_reps_capped(size, 10000); }
 static double map_erase_ops(size_t size) { return (double)(size + size / 2); }
 

@@ -1,8 +1,8 @@
-/* mmap_pressure.c: seed 003's memory-pressure runs. A read-mostly structure of
- * `size` MiB (64-byte nodes linked in one random cycle) lives in the strategy's
- * memory; each repetition drops param % of its pages from memory, then T
- * threads run random pointer-chasing queries over it, faulting pages back in.
- * The slowdown against param 0 is what memory pressure costs the strategy.
+/* mmap_pressure.c: the memory-pressure runs of OSRM's mmap allocator. A read-mostly
+ * structure of `size` MiB (64-byte nodes linked in one random cycle) lives in the
+ * strategy's memory; each repetition drops param % of its pages from memory, then T
+ * threads run random pointer-chasing queries over it, faulting pages back in. The
+ * slowdown against param 0 is what memory pressure costs the strategy.
  *
  * The structure is built once per process (its own heap, made with the cell's
  * options) and kept between repetitions: building it is not what is measured.
@@ -337,7 +337,7 @@ static double mmap_pressure_job_ops(const am_job *job) {
 const am_workload am_workload_mmap_pressure = {
     "mmap_pressure",
     "a `size` MiB read-mostly structure of linked 64-byte nodes in the strategy's memory; each repetition "
-    "evicts param % of its pages, then T threads chase 64-node paths from random nodes (seed 003)",
+    "evicts param % of its pages, then T threads chase 64-node paths from random nodes (OSRM's mmap allocator)",
     mmap_pressure_sizes, mmap_pressure_log_sizes, mmap_pressure_reps,
     mmap_pressure_ops, mmap_pressure_run, mmap_pressure_reference, 1};
 

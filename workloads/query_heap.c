@@ -1,13 +1,13 @@
-/* query_heap.c: seed 000's OSRM query heap. Random source-target queries on a
- * generated road-like graph (a grid with random weights plus some cheap long
- * edges), each a Dijkstra with the 4-ary QueryHeap whose node -> index storage
- * is a hash map with one allocation per entry (the std::unordered_map OSRM's
- * profile blamed), every byte from the strategy. The graph itself is plain
- * malloc, built once per process: it is not what is measured.
+/* query_heap.c: OSRM's query heap. Random source-target queries on a generated
+ * road-like graph (a grid with random weights plus some cheap long edges), each a Dijkstra
+ * with the 4-ary QueryHeap whose node -> index storage is a hash map with one
+ * allocation per entry (the std::unordered_map OSRM's profile blamed), every byte from
+ * the strategy. The graph itself is plain malloc, built once per process: it is not
+ * what is measured.
  *
  * T threads (swept): each builds its own QueryHeap, on its own heap made in
  * that thread, or on the cell's heap where the strategy is thread-safe. A heap
- * is never copied into another thread (seed 000's bug). With one thread the
+ * is never copied into another thread (OSRM's bug). With one thread the
  * queries run in the calling thread on the cell's heap.
  *
  * Metrics: per-query latency (mean, p50, p95, p99, max) over the last
@@ -352,7 +352,7 @@ static double query_heap_job_ops(const am_job *job) {
 const am_workload am_workload_query_heap = {
     "query_heap",
     "T threads x Q random shortest-path queries on a road-like grid graph of `size` nodes, each a "
-    "Dijkstra with OSRM's 4-ary QueryHeap on hash-map node storage; latency percentiles (seed 000)",
+    "Dijkstra with OSRM's 4-ary QueryHeap on hash-map node storage; latency percentiles (OSRM's query heap)",
     query_heap_sizes, query_heap_log_sizes, query_heap_reps,
     query_heap_ops, query_heap_run, query_heap_reference, 1};
 

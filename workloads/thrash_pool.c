@@ -1,6 +1,6 @@
-/* thrash_pool.c: seed 004's first test. A vector<int> resized to a random
- * length in [0, len] and summed; the allocation is one block per repetition,
- * so this is the cost of a cold allocate, a zero-fill and a free. */
+/* thrash_pool.c: the 2009 Boost monotonic comparison's first test. A vector<int>
+ * resized to a random length in [0, len] and summed; the allocation is one block per
+ * repetition, so this is the cost of a cold allocate, a zero-fill and a free. */
 #include "workload.h"
 
 #define AM_VEC_NAME tp_vec
@@ -36,6 +36,6 @@ static unsigned thrash_pool_reps(size_t size) { (void)size; return 64; }
 static double thrash_pool_ops(size_t size) { (void)size; return 1; }
 
 const am_workload am_workload_thrash_pool = {
-    "thrash_pool", "vector<int> resized to a random length in [0, len], then summed (seed 004)",
+    "thrash_pool", "vector<int> resized to a random length in [0, len], then summed (2009 Boost monotonic comparison)",
     am_sizes_linear, am_sizes_log, thrash_pool_reps,
     thrash_pool_ops, thrash_pool_run, thrash_pool_reference, 0};

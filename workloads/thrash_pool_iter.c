@@ -1,6 +1,7 @@
-/* thrash_pool_iter.c: seed 004's second test. A vector of {int; char} of length
- * len, value-initialised, filled, then its char fields summed: one block per
- * repetition, so mostly the cost of touching len unaligned-size elements. */
+/* thrash_pool_iter.c: the 2009 Boost monotonic comparison's second test. A vector of
+ * {int; char} of length len, value-initialised, filled, then its char fields summed:
+ * one block per repetition, so mostly the cost of touching len unaligned-size
+ * elements. */
 #include "workload.h"
 
 typedef struct tpi_elem {
@@ -41,11 +42,11 @@ static uint64_t thrash_pool_iter_reference(am_job *job) {
 }
 
 /* a start of about a millisecond a sample; the cell's calibration grows it
- * (seed 004 ran 50,000 repetitions at every length) */
+ * (the 2009 comparison ran 50,000 repetitions at every length) */
 static unsigned thrash_pool_iter_reps(size_t size) { return (unsigned)(200000 / (size + 10)) + 1; }
 static double thrash_pool_iter_ops(size_t size) { return (double)size; } /* elements */
 
 const am_workload am_workload_thrash_pool_iter = {
-    "thrash_pool_iter", "vector<{int; char}>(len) value-initialised, filled, char fields summed (seed 004)",
+    "thrash_pool_iter", "vector<{int; char}>(len) value-initialised, filled, char fields summed (2009 Boost monotonic comparison)",
     am_sizes_linear, am_sizes_log, thrash_pool_iter_reps,
     thrash_pool_iter_ops, thrash_pool_iter_run, thrash_pool_iter_reference, 0};

@@ -1,12 +1,13 @@
-/* thrash_pool_map_list_unaligned.c: seed 004's fifth test. A map<int,
- * list<{int; char}>>: len times, a random key in [0, len/10] gets the next
- * record appended to its list. Two node sizes (tree and list) interleave, and
- * a pool per size is what Boost's pool_allocator was slowest at in the seed.
+/* thrash_pool_map_list_unaligned.c: the 2009 Boost monotonic comparison's fifth
+ * test. A map<int, list<{int; char}>>: len times, a random key in [0, len/10]
+ * gets the next record appended to its list. Two node sizes (tree and list)
+ * interleave, and a pool per size is what Boost's pool_allocator was slowest
+ * at in that comparison.
  * ops(len) = len: records appended. */
 #include <stdlib.h>
 #include "checksum.h"
 
-/* The seed's "unaligned" element: 5 bytes of data, 8 as C lays it out (the
+/* The comparison's "unaligned" element: 5 bytes of data, 8 as C lays it out (the
  * int's 4-byte alignment pads the char). A list node is 2 pointers + 8 bytes. */
 typedef struct tpm_rec {
     int n;
@@ -27,7 +28,7 @@ typedef struct tpm_rec {
 static uint64_t thrash_pool_map_list_unaligned_run(am_heap *h, am_job *job, int *status) {
     uint64_t rng = job->seed;
     size_t len = job->size;
-    uint64_t keys = len / 10 + 1; /* the seed's rand() % (len/10), without the % 0 at len < 10 */
+    uint64_t keys = len / 10 + 1; /* the comparison's rand() % (len/10), without the % 0 at len < 10 */
     tpm_map m;
     tpm_map_init(&m, h);
     for (size_t i = 0; i < len; i++) {
@@ -97,7 +98,7 @@ out:
     return hash;
 }
 
-/* seed 004 ran 1,000 repetitions; capped by size (see thrash_pool_sort_list_int.c) */
+/* the 2009 comparison ran 1,000 repetitions; capped by size (see thrash_pool_sort_list_int.c) */
 static unsigned thrash_pool_map_list_unaligned_reps(size_t size) {
     return am_reps_capped(size, 20000);
 }
@@ -105,6 +106,6 @@ static double thrash_pool_map_list_unaligned_ops(size_t size) { return (double)s
 
 const am_workload am_workload_thrash_pool_map_list_unaligned = {
     "thrash_pool_map_list_unaligned",
-    "map<int, list<{int; char}>>: len records appended to the lists of random keys in [0, len/10] (seed 004)",
+    "map<int, list<{int; char}>>: len records appended to the lists of random keys in [0, len/10] (2009 Boost monotonic comparison)",
     am_sizes_linear, am_sizes_log, thrash_pool_map_list_unaligned_reps,
     thrash_pool_map_list_unaligned_ops, thrash_pool_map_list_unaligned_run, thrash_pool_map_list_unaligned_reference, 0};

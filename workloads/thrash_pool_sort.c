@@ -1,7 +1,7 @@
-/* thrash_pool_sort.c: seed 004's third test. A vector<int> resized to a random
- * length in [0, len], then len random values pushed back (so it grows while
- * full), then sorted. The vector that grows is where pools of fixed-size chunks
- * were many times slower than malloc in the seed's tables. */
+/* thrash_pool_sort.c: the 2009 Boost monotonic comparison's third test. A vector<int>
+ * resized to a random length in [0, len], then len random values pushed back (so it
+ * grows while full), then sorted. The vector that grows is where pools of fixed-size
+ * chunks were many times slower than malloc in its tables. */
 #include <stdlib.h>
 #include "checksum.h"
 
@@ -50,11 +50,11 @@ static uint64_t thrash_pool_sort_reference(am_job *job) {
     return hash + n;
 }
 
-/* seed 004 ran 1,000 repetitions; this starts near a millisecond a sample */
+/* the 2009 comparison ran 1,000 repetitions; this starts near a millisecond a sample */
 static unsigned thrash_pool_sort_reps(size_t size) { return (unsigned)(20000 / (size + 10)) + 1; }
 static double thrash_pool_sort_ops(size_t size) { return (double)size; } /* values pushed back and sorted */
 
 const am_workload am_workload_thrash_pool_sort = {
-    "thrash_pool_sort", "vector<int> resized to a random length in [0, len], len random values pushed back, sorted (seed 004)",
+    "thrash_pool_sort", "vector<int> resized to a random length in [0, len], len random values pushed back, sorted (2009 Boost monotonic comparison)",
     am_sizes_linear_sort, am_sizes_log, thrash_pool_sort_reps,
     thrash_pool_sort_ops, thrash_pool_sort_run, thrash_pool_sort_reference, 0};

@@ -1,8 +1,8 @@
-/* thrash_pool_sort_list_int.c: seed 004's fourth test. A list<int> of len
- * random values, sorted by the list's own merge sort, which relinks nodes and
- * allocates nothing: the allocator's part is len node allocations and frees,
- * and where those nodes lie, which the sort's pointer chasing feels.
- * ops(len) = len: values inserted, sorted and freed. */
+/* thrash_pool_sort_list_int.c: the 2009 Boost monotonic comparison's fourth test. A
+ * list<int> of len random values, sorted by the list's own merge sort, which relinks
+ * nodes and allocates nothing: the allocator's part is len node allocations and frees,
+ * and where those nodes lie, which the sort's pointer chasing feels. ops(len) = len:
+ * values inserted, sorted and freed. */
 #include <stdlib.h>
 #include "checksum.h"
 
@@ -46,12 +46,12 @@ static uint64_t thrash_pool_sort_list_int_reference(am_job *job) {
     return hash + n;
 }
 
-/* seed 004 ran 100-1,000 repetitions; capped by size so that the first
+/* the 2009 comparison ran 100-1,000 repetitions; capped by size so that the first
  * calibration sample stays near a millisecond up to the log sweep's 10^6 */
 static unsigned thrash_pool_sort_list_int_reps(size_t size) { return am_reps_capped(size, 20000); }
 static double thrash_pool_sort_list_int_ops(size_t size) { return (double)size; }
 
 const am_workload am_workload_thrash_pool_sort_list_int = {
-    "thrash_pool_sort_list_int", "list<int> of len random values, list merge sort (relinks nodes) (seed 004)",
+    "thrash_pool_sort_list_int", "list<int> of len random values, list merge sort (relinks nodes) (2009 Boost monotonic comparison)",
     am_sizes_linear, am_sizes_log, thrash_pool_sort_list_int_reps,
     thrash_pool_sort_list_int_ops, thrash_pool_sort_list_int_run, thrash_pool_sort_list_int_reference, 0};

@@ -83,14 +83,14 @@ AM_INLINE uint64_t am_rand_below(uint64_t *state, uint64_t n) {
     return am_rand(state) % n;
 }
 
-/* For reps(): `work` / (size + 10) + 1 repetitions, at most 1,000 (seed 004's
- * usual count), so that the first calibration sample stays short at any size. */
+/* For reps(): `work` / (size + 10) + 1 repetitions, at most 1,000 (the usual
+ * count of the 2009 Boost monotonic comparison), so that the first calibration sample stays short at any size. */
 AM_INLINE unsigned am_reps_capped(size_t size, size_t work) {
     size_t r = work / (size + 10) + 1;
     return (unsigned)(r < 1000 ? r : 1000);
 }
 
-/* Seed 004's sweeps: 10, 210, ..., 1810 and 10, 110, ..., 910 (its sort test). */
+/* The sweeps of the 2009 Boost monotonic comparison: 10, 210, ..., 1810 and 10, 110, ..., 910 (its sort test). */
 extern const size_t am_sizes_linear[];
 extern const size_t am_sizes_linear_sort[];
 extern const size_t am_sizes_log[]; /* 10, 100, ..., 10^6 with half-decades */

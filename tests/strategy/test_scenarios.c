@@ -1,4 +1,4 @@
-/* test_scenarios.c: the seed scenarios on this row. query_heap: every query's
+/* test_scenarios.c: the OSRM scenarios on this row. query_heap: every query's
  * distance equals an O(n^2) Dijkstra written here (1 and 2 threads), every
  * block comes back, latency metrics are ordered, a small limit is OOM not a
  * crash, and rows whose heaps share unlocked state are n/a with 2 threads.

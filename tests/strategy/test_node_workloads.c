@@ -1,7 +1,7 @@
-/* test_seed004_workloads.c: the list and map workloads (seed 004's
- * thrash_pool_sort_list_int and thrash_pool_map_list_unaligned, and list_create,
- * list_dupe, list_iterate, map_erase) under each strategy: checksum equal to the
- * reference, the allocations each one is meant to make, every byte returned,
+/* test_node_workloads.c: the list and map workloads (the 2009 Boost monotonic
+ * comparison's thrash_pool_sort_list_int and thrash_pool_map_list_unaligned, and
+ * list_create, list_dupe, list_iterate, map_erase) under each strategy: checksum equal
+ * to the reference, the allocations each one is meant to make, every byte returned,
  * and out of memory reported and cleaned up wherever it strikes. */
 #include <stdlib.h>
 #include <string.h>
@@ -219,12 +219,12 @@ static void test_out_of_memory_anywhere(void) {
 }
 
 static const am_test tests[] = {
-    {"seed004_registered", test_registered},
-    {"seed004_matches_reference", test_matches_reference},
-    {"seed004_checksum_follows_seed", test_checksum_follows_seed},
-    {"seed004_allocation_counts", test_allocation_counts},
-    {"seed004_out_of_memory", test_out_of_memory},
-    {"seed004_out_of_memory_anywhere", test_out_of_memory_anywhere},
+    {"node_workloads_registered", test_registered},
+    {"node_workloads_matches_reference", test_matches_reference},
+    {"node_workloads_checksum_follows_seed", test_checksum_follows_seed},
+    {"node_workloads_allocation_counts", test_allocation_counts},
+    {"node_workloads_out_of_memory", test_out_of_memory},
+    {"node_workloads_out_of_memory_anywhere", test_out_of_memory_anywhere},
     {NULL, NULL}};
 
-int main(int argc, char **argv) { return am_run_tests("seed004_workloads/" AM_ROW_NAME, tests, argc, argv); }
+int main(int argc, char **argv) { return am_run_tests("node_workloads_workloads/" AM_ROW_NAME, tests, argc, argv); }
