@@ -219,12 +219,12 @@ static void test_out_of_memory_anywhere(void) {
 }
 
 static const am_test tests[] = {
-    {"node_workloads_registered", test_registered},
-    {"node_workloads_matches_reference", test_matches_reference},
-    {"node_workloads_checksum_follows_seed", test_checksum_follows_seed},
-    {"node_workloads_allocation_counts", test_allocation_counts},
-    {"node_workloads_out_of_memory", test_out_of_memory},
-    {"node_workloads_out_of_memory_anywhere", test_out_of_memory_anywhere},
+    {"registered", test_registered},
+    {"matches_reference", test_matches_reference},
+    {"checksum_follows_seed", test_checksum_follows_seed},
+    {"allocation_counts", test_allocation_counts},
+    {"out_of_memory", test_out_of_memory},
+    {"out_of_memory_anywhere", test_out_of_memory_anywhere},
     {NULL, NULL}};
 
-int main(int argc, char **argv) { return am_run_tests("node_workloads_workloads/" AM_ROW_NAME, tests, argc, argv); }
+int main(int argc, char **argv) { return am_run_tests("node_workloads/" AM_ROW_NAME, tests, argc, argv); }
