@@ -184,9 +184,17 @@ static int parse_args(int argc, char **argv, cell_args *a) {
     return 1;
 }
 
+/* A strategy whose free does not reuse memory is reset after each repetition,
+ * inside the timed region, as a program using it would; so is one that asks for
+ * it (ideal: each repetition starts from a rewound buffer). */
+#if !AM_FREE_REUSES || AM_S(_RESET_EACH_REPETITION)
+#define AM_RESET_EACH_REPETITION 1
+#else
+#define AM_RESET_EACH_REPETITION 0
+#endif
+
 /* One sample: reps repetitions with seeds seed, seed+1, ...; every sample does
- * the same work. A strategy whose free does not reuse memory is reset after each
- * repetition, inside the timed region, as a program using it would. */
+ * the same work. */
 static int run_sample(const am_workload *w, am_heap *h, am_job *job, uint64_t seed, unsigned reps,
                       uint64_t *checksum, uint64_t *ns) {
     uint64_t sum = 0;
@@ -195,7 +203,7 @@ static int run_sample(const am_workload *w, am_heap *h, am_job *job, uint64_t se
     for (unsigned r = 0; r < reps && status == AM_OK; r++) {
         job->seed = seed + r;
         sum += w->run(h, job, &status);
-        if (!AM_FREE_REUSES) am_reset(h);
+        if (AM_RESET_EACH_REPETITION) am_reset(h);
     }
     *ns = am_now_ns() - t0;
     *checksum = sum;
