@@ -26,13 +26,13 @@ typedef struct tpm_rec {
 #include "map.h"
 
 static uint64_t thrash_pool_map_list_unaligned_run(am_heap *h, am_job *job, int *status) {
-    uint64_t rng = job->seed;
+    uint64_t x = am_values_start(job->seed);
     size_t len = job->size;
     uint64_t keys = len / 10 + 1; /* the comparison's rand() % (len/10), without the % 0 at len < 10 */
     tpm_map m;
     tpm_map_init(&m, h);
     for (size_t i = 0; i < len; i++) {
-        int k = (int)am_rand_below(&rng, keys);
+        int k = (int)am_value_below(&x, keys);
         tpm_list *l = tpm_map_find_or_insert(&m, k, NULL);
         tpm_rec r;
         r.n = (int)i;
@@ -62,7 +62,7 @@ static uint64_t thrash_pool_map_list_unaligned_run(am_heap *h, am_job *job, int 
 /* the same grouping by a counting sort on plain arrays: a bucket per key,
  * records in the order they were drawn */
 static uint64_t thrash_pool_map_list_unaligned_reference(am_job *job) {
-    uint64_t rng = job->seed;
+    uint64_t x = am_values_start(job->seed);
     size_t len = job->size;
     size_t keys = len / 10 + 1;
     size_t *key_of = malloc((len ? len : 1) * sizeof *key_of);
@@ -71,7 +71,7 @@ static uint64_t thrash_pool_map_list_unaligned_reference(am_job *job) {
     uint64_t hash = 0;
     if (!key_of || !start || !order) goto out;
     for (size_t i = 0; i < len; i++) {
-        key_of[i] = (size_t)am_rand_below(&rng, keys);
+        key_of[i] = (size_t)am_value_below(&x, keys);
         start[key_of[i] + 1]++;
     }
     size_t used = 0;

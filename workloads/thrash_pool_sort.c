@@ -14,11 +14,12 @@ static uint64_t thrash_pool_sort_run(am_heap *h, am_job *job, int *status) {
     uint64_t rng = job->seed;
     size_t len = job->size;
     size_t n0 = (size_t)am_rand_below(&rng, len + 1);
+    uint64_t x = am_values_start(job->seed);
     tps_vec v;
     tps_vec_init(&v, h);
     if (tps_vec_resize(&v, n0)) { *status = AM_ERR_OOM; return 0; }
     for (size_t i = 0; i < len; i++) {
-        if (tps_vec_push_back(&v, am_rand_int(&rng))) {
+        if (tps_vec_push_back(&v, am_value(&x))) {
             tps_vec_destroy(&v);
             *status = AM_ERR_OOM;
             return 0;
@@ -39,10 +40,11 @@ static uint64_t thrash_pool_sort_reference(am_job *job) {
     uint64_t rng = job->seed;
     size_t len = job->size;
     size_t n0 = (size_t)am_rand_below(&rng, len + 1);
+    uint64_t x = am_values_start(job->seed);
     size_t n = n0 + len;
     int *a = calloc(n ? n : 1, sizeof *a);
     if (!a) return 0;
-    for (size_t i = 0; i < len; i++) a[n0 + i] = am_rand_int(&rng);
+    for (size_t i = 0; i < len; i++) a[n0 + i] = am_value(&x);
     qsort(a, n, sizeof *a, am_compare_int);
     uint64_t hash = AM_FNV_OFFSET;
     for (size_t i = 0; i < n; i++) hash = am_fnv_add(hash, a[i]);

@@ -12,11 +12,11 @@
 #include "list.h"
 
 static uint64_t thrash_pool_sort_list_int_run(am_heap *h, am_job *job, int *status) {
-    uint64_t rng = job->seed;
+    uint64_t x = am_values_start(job->seed);
     tpsl_list l;
     tpsl_list_init(&l, h);
     for (size_t i = 0; i < job->size; i++) {
-        if (tpsl_list_push_back(&l, am_rand_int(&rng))) {
+        if (tpsl_list_push_back(&l, am_value(&x))) {
             tpsl_list_destroy(&l);
             *status = AM_ERR_OOM;
             return 0;
@@ -34,11 +34,11 @@ static uint64_t thrash_pool_sort_list_int_run(am_heap *h, am_job *job, int *stat
 
 /* the same values in a malloc'd array, sorted by the C library's qsort */
 static uint64_t thrash_pool_sort_list_int_reference(am_job *job) {
-    uint64_t rng = job->seed;
+    uint64_t x = am_values_start(job->seed);
     size_t n = job->size;
     int *a = malloc((n ? n : 1) * sizeof *a);
     if (!a) return 0;
-    for (size_t i = 0; i < n; i++) a[i] = am_rand_int(&rng);
+    for (size_t i = 0; i < n; i++) a[i] = am_value(&x);
     qsort(a, n, sizeof *a, am_compare_int);
     uint64_t hash = AM_FNV_OFFSET;
     for (size_t i = 0; i < n; i++) hash = am_fnv_add(hash, a[i]);

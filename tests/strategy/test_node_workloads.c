@@ -5,6 +5,7 @@
  * and out of memory reported and cleaned up wherever it strikes. */
 #include <stdlib.h>
 #include <string.h>
+#include "checksum.h"
 #include "container_util.h"
 
 static const char *const names[] = {"thrash_pool_sort_list_int", "thrash_pool_map_list_unaligned",
@@ -99,13 +100,13 @@ static int cmp_int(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* distinct values among n draws: of am_rand_below(keys), or (keys == 0) of
+/* distinct values among n draws: of am_value_below(keys), or (keys == 0) of
  * the 31-bit values map_erase draws */
 static size_t distinct_draws(uint64_t seed, size_t n, uint64_t keys) {
     int *v = malloc(n * sizeof *v);
     if (!v) return 0;
-    for (size_t i = 0; i < n; i++)
-        v[i] = keys ? (int)am_rand_below(&seed, keys) : (int)(am_rand(&seed) & 0x7fffffff);
+    uint64_t x = am_values_start(seed);
+    for (size_t i = 0; i < n; i++) v[i] = keys ? (int)am_value_below(&x, keys) : am_value(&x);
     qsort(v, n, sizeof *v, cmp_int);
     size_t d = 0;
     for (size_t i = 0; i < n; i++) d += i == 0 || v[i] != v[i - 1];
