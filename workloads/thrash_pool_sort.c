@@ -59,4 +59,4 @@ static double thrash_pool_sort_ops(size_t size) { return (double)size; } /* valu
 const am_workload am_workload_thrash_pool_sort = {
     "thrash_pool_sort", "vector<int> resized to a random length in [0, len], len random values pushed back, sorted (2009 Boost monotonic comparison)",
     am_sizes_linear_sort, am_sizes_log, thrash_pool_sort_reps,
-    thrash_pool_sort_ops, thrash_pool_sort_run, thrash_pool_sort_reference, 0};
+    thrash_pool_sort_ops, thrash_pool_sort_run, thrash_pool_sort_reference, 0, 16};

@@ -27,6 +27,13 @@ typedef struct am_job {
     unsigned threads;  /* for threaded workloads; 1 otherwise */
     double param;      /* a workload-specific knob (work per call in ns, evicted fraction ...) */
     am_options options;/* how heaps are created, for workloads that create their own */
+    /* contention: loops of its work function per operation (W's length); with
+     * has_work_loops 0 the workload finds the count for W itself and sets it */
+    uint64_t work_loops;
+    int has_work_loops;
+    /* threaded workloads: the time the repetition measured (threads and their
+     * heaps are made before it starts and joined after it stops), set by run */
+    uint64_t timed_ns;
     /* extra figures the workload reports (latency percentiles ...), printed by the cell */
     int metric_count;
     const char *metric_names[AM_MAX_METRICS];
@@ -46,8 +53,16 @@ typedef struct am_workload {
     uint64_t (*run)(am_heap *h, am_job *job, int *status);
     /* The same checksum computed without the allocator under test. */
     uint64_t (*reference)(am_job *job);
-    int threaded;               /* creates its own threads and heaps */
+    int threaded;               /* creates its own threads and heaps, and sets am_job.timed_ns */
+    /* Repetition seeds: a sample cycles through the seeds base, base + 1, ...,
+     * base + seeds - 1, and its repetition count is a multiple of seeds, so
+     * that every row of a block runs the same inputs whatever its count (0
+     * counts as 1). More where the work itself depends on the seed (a random
+     * length), one where only the values do. */
+    unsigned seeds;
 } am_workload;
+
+AM_INLINE unsigned am_seed_count(const am_workload *w) { return w->seeds ? w->seeds : 1; }
 
 /* Optional: a workload whose cells also vary in threads or param declares
  * `AM_SWEEP(name)` in workloads.def after its AM_WORKLOAD(name) line and defines
