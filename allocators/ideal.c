@@ -30,6 +30,13 @@ void ideal_destroy(ideal_heap *h) {
     free(h);
 }
 
+/* Before the bump pointer moves back (a rollback, a shrink, a reset): the
+ * most of the buffer ever in use, for ideal_usage. */
+static void note_high(ideal_heap *h) {
+    size_t used = (size_t)(h->bump.cur - h->base);
+    if (used > h->high) h->high = used;
+}
+
 /* A free large block: its link, and its rounded size (it has room for both). */
 typedef struct ideal_large { struct ideal_large *next; size_t need; } ideal_large; /* declared in ideal.h */
 
@@ -64,6 +71,7 @@ void *ideal_alloc_large(ideal_heap *h, size_t n) {
 void ideal_free_large(ideal_heap *h, void *p, size_t n) {
     size_t need = AM_ALIGN_UP(n, AM_MIN_ALIGN);
     if (am_bump_is_last(&h->bump, p, n)) {
+        note_high(h);
         am_bump_free(&h->bump, p, n);
         return;
     }
@@ -88,6 +96,7 @@ void ideal_free_aligned(ideal_heap *h, void *p, size_t n, size_t align) {
  * else a new block, a copy and a free. */
 void *ideal_realloc(ideal_heap *h, void *p, size_t old_n, size_t new_n) {
     if (p == NULL) return ideal_alloc(h, new_n);
+    note_high(h);
     void *q = am_bump_resize(&h->bump, p, old_n, new_n);
     if (q) return q;
     q = ideal_alloc(h, new_n);
@@ -99,9 +108,8 @@ void *ideal_realloc(ideal_heap *h, void *p, size_t old_n, size_t new_n) {
 }
 
 void ideal_reset(ideal_heap *h) {
-    size_t used = (size_t)(h->bump.cur - h->base);
-    if (used > h->high) h->high = used;
-    am_poison(h->base, used);
+    note_high(h);
+    am_poison(h->base, (size_t)(h->bump.cur - h->base));
     h->bump.cur = h->base;
     memset(h->small, 0, sizeof h->small);
     if (h->large_used) memset(h->large, 0, sizeof h->large);
