@@ -119,6 +119,8 @@ static void test_query_heap_distances_and_counts(void) {
             double p50 = metric(&job, "latency_p50_ns"), p95 = metric(&job, "latency_p95_ns");
             double p99 = metric(&job, "latency_p99_ns"), max = metric(&job, "latency_max_ns");
             CHECK(metric(&job, "latency_mean_ns") > 0 && p50 > 0 && p50 <= p95 && p95 <= p99 && p99 <= max);
+            /* the repetition timed its queries: at least the slowest one */
+            CHECK_MSG(job.timed_ns >= max, "timed %llu ns, slowest query %g", (unsigned long long)job.timed_ns, max);
             am_destroy(h);
         }
     }
@@ -162,6 +164,10 @@ static void test_mmap_pressure_checksums(void) {
             CHECK_MSG(sum == w->reference(&job), "threads %u, %g %%: checksum differs", threads, fractions[k]);
             CHECK(metric(&job, "resident_pct") >= 0 && metric(&job, "resident_pct") <= 100);
             CHECK(metric(&job, "file_backed") == FILE_ROW);
+            /* the repetition's time is its eviction plus its queries, nothing else */
+            double parts = (metric(&job, "evict_ms") + metric(&job, "query_ms")) * 1e6;
+            CHECK_MSG(job.timed_ns > 0 && (double)job.timed_ns > parts - 2 && (double)job.timed_ns < parts + 2,
+                      "timed %llu ns, evict + query %g ns", (unsigned long long)job.timed_ns, parts);
         }
     am_mmap_pressure_release();
 }
