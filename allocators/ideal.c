@@ -30,15 +30,8 @@ void ideal_destroy(ideal_heap *h) {
     free(h);
 }
 
-/* Before the bump pointer moves back (a rollback, a shrink, a reset): the
- * most of the buffer ever in use, for ideal_usage. */
-static void note_high(ideal_heap *h) {
-    size_t used = (size_t)(h->bump.cur - h->base);
-    if (used > h->high) h->high = used;
-}
-
 /* A free large block: its link, and its rounded size (it has room for both). */
-typedef struct ideal_large { struct ideal_large *next; size_t need; } ideal_large; /* declared in ideal.h */
+typedef struct ideal_large { struct ideal_large *next; size_t need; } ideal_large;
 
 static unsigned large_list(size_t need) { return am_bit_width(need) % AM_IDEAL_LARGE_LISTS; }
 
@@ -67,14 +60,9 @@ void *ideal_alloc_large(ideal_heap *h, size_t n) {
     return am_bump_alloc(&h->bump, n);
 }
 
-/* The last block bumped gives its bytes back; any other is kept for reuse. */
+/* A large block that is not the last one bumped: kept for an exact-size reuse. */
 void ideal_free_large(ideal_heap *h, void *p, size_t n) {
     size_t need = AM_ALIGN_UP(n, AM_MIN_ALIGN);
-    if (am_bump_is_last(&h->bump, p, n)) {
-        note_high(h);
-        am_bump_free(&h->bump, p, n);
-        return;
-    }
     ideal_large *b = p;
     b->need = need;
     b->next = h->large[large_list(need)];
@@ -84,6 +72,8 @@ void ideal_free_large(ideal_heap *h, void *p, size_t n) {
 }
 
 void *ideal_alloc_aligned(ideal_heap *h, size_t n, size_t align) {
+    size_t k = ideal_class(n);
+    if (k < AM_IDEAL_CLASSES) h->small_used |= (uint64_t)1 << k;
     return am_bump_alloc_aligned(&h->bump, n, align);
 }
 
@@ -92,12 +82,13 @@ void ideal_free_aligned(ideal_heap *h, void *p, size_t n, size_t align) {
     ideal_free(h, p, n);
 }
 
-/* In place where the bump allows (the last block grows, any block shrinks),
- * else a new block, a copy and a free. */
-void *ideal_realloc(ideal_heap *h, void *p, size_t old_n, size_t new_n) {
-    if (p == NULL) return ideal_alloc(h, new_n);
-    note_high(h);
+/* A shrink (any block shrinks in place; the last one gives bytes back) or a
+ * move: a new block, a copy and a free. */
+void *ideal_realloc_slow(ideal_heap *h, void *p, size_t old_n, size_t new_n) {
+    ideal_note_high(h);
     void *q = am_bump_resize(&h->bump, p, old_n, new_n);
+    size_t k = ideal_class(new_n);
+    if (q && k < AM_IDEAL_CLASSES) h->small_used |= (uint64_t)1 << k;
     if (q) return q;
     q = ideal_alloc(h, new_n);
     if (q) {
@@ -105,15 +96,6 @@ void *ideal_realloc(ideal_heap *h, void *p, size_t old_n, size_t new_n) {
         ideal_free(h, p, old_n);
     }
     return q;
-}
-
-void ideal_reset(ideal_heap *h) {
-    note_high(h);
-    am_poison(h->base, (size_t)(h->bump.cur - h->base));
-    h->bump.cur = h->base;
-    memset(h->small, 0, sizeof h->small);
-    if (h->large_used) memset(h->large, 0, sizeof h->large);
-    h->large_used = 0;
 }
 
 /* The buffer is address space; what counts is the part ever handed out. */
