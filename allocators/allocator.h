@@ -20,6 +20,13 @@
  *   void    S_usage(const S_heap *h, size_t *reserved, size_t *reserved_peak);
  *           bytes taken from the system now and at most (0 where the strategy cannot know)
  *
+ * Slow paths: each inline fast path branches out, for everything it does not
+ * handle itself (an empty free list, a new chunk, a request too big for the
+ * pool, a byte limit), to one function named after it with _slow appended:
+ * S_alloc -> S_alloc_slow, S_free -> S_free_slow, S_realloc -> S_realloc_slow
+ * (an engine under several strategies uses its own prefix: bp_malloc ->
+ * bp_malloc_slow). It is declared AM_NOINLINE in S.h and defined in S.c.
+ *
  * Optionally, for strategies that care about the element type of an array (a
  * Boost pool_allocator<T> serves vector<T> with ordered_malloc(count) from the
  * pool of sizeof(T) chunks), S_HAS_ARRAY 1 and:

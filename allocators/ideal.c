@@ -37,7 +37,7 @@ static unsigned large_list(size_t need) { return am_bit_width(need) % AM_IDEAL_L
 
 /* The newest free block of exactly this rounded size, else a bumped one
  * (once any large block has been freed since reset). */
-void *ideal_alloc_large(ideal_heap *h, size_t n) {
+void *ideal_alloc_slow(ideal_heap *h, size_t n) {
     size_t need = AM_ALIGN_UP(n, AM_MIN_ALIGN);
     if (need < n) return NULL;
     unsigned list = large_list(need);
@@ -61,7 +61,7 @@ void *ideal_alloc_large(ideal_heap *h, size_t n) {
 }
 
 /* A large block that is not the last one bumped: kept for an exact-size reuse. */
-void ideal_free_large(ideal_heap *h, void *p, size_t n) {
+void ideal_free_slow(ideal_heap *h, void *p, size_t n) {
     size_t need = AM_ALIGN_UP(n, AM_MIN_ALIGN);
     ideal_large *b = p;
     b->need = need;

@@ -55,8 +55,8 @@ typedef struct ideal_heap {
 
 ideal_heap *ideal_create(const am_options *o);
 void ideal_destroy(ideal_heap *h);
-AM_NOINLINE void *ideal_alloc_large(ideal_heap *h, size_t n);
-AM_NOINLINE void ideal_free_large(ideal_heap *h, void *p, size_t n);
+AM_NOINLINE void *ideal_alloc_slow(ideal_heap *h, size_t n);
+AM_NOINLINE void ideal_free_slow(ideal_heap *h, void *p, size_t n);
 AM_NOINLINE void *ideal_realloc_slow(ideal_heap *h, void *p, size_t old_n, size_t new_n);
 void *ideal_alloc_aligned(ideal_heap *h, size_t n, size_t align);
 void ideal_free_aligned(ideal_heap *h, void *p, size_t n, size_t align);
@@ -75,7 +75,7 @@ AM_INLINE size_t ideal_class(size_t n) { return (n - 1) / AM_MIN_ALIGN; }
 AM_INLINE void *ideal_alloc(ideal_heap *h, size_t n) {
     size_t k = ideal_class(n);
     if (AM_UNLIKELY(k >= AM_IDEAL_CLASSES)) {
-        if (AM_UNLIKELY(h->large_used)) return ideal_alloc_large(h, n);
+        if (AM_UNLIKELY(h->large_used)) return ideal_alloc_slow(h, n);
         return am_bump_alloc(&h->bump, n); /* a vector's block, most often */
     }
     void *b = h->small[k];
@@ -95,7 +95,7 @@ AM_INLINE void ideal_free(ideal_heap *h, void *p, size_t n) {
     size_t k = ideal_class(n);
     if (AM_UNLIKELY(k >= AM_IDEAL_CLASSES)) {
         /* the last block bumped gives its bytes back; others are kept */
-        if (AM_UNLIKELY(!am_bump_is_last(&h->bump, p, n))) { ideal_free_large(h, p, n); return; }
+        if (AM_UNLIKELY(!am_bump_is_last(&h->bump, p, n))) { ideal_free_slow(h, p, n); return; }
         ideal_note_high(h);
         am_bump_free(&h->bump, p, n);
         return;

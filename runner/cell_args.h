@@ -22,6 +22,7 @@ typedef struct cell_args {
     size_t limit;
     uint64_t mem_limit; /* 0: none */
     unsigned reps;      /* 0: calibrate */
+    unsigned age;       /* repetitions run on a heap before anything is measured on it */
     int has_expect;     /* expect: a sample's reference checksum at reps, from an earlier run */
     uint64_t expect;
     int has_work_loops; /* work_loops: contention's loop count per operation for W */
@@ -48,6 +49,9 @@ static void cell_usage(FILE *out) {
             "                 does not fit fails as out of memory (not on Windows)\n"
             "  --reps N       repetitions per sample instead of calibrating (rounded up to\n"
             "                 a multiple of the workload's seeds)\n"
+            "  --age N        first run N repetitions on the heap, untimed, so that it is\n"
+            "                 measured in the state a long-running program's heap has\n"
+            "                 (a Boost pool's free list keeps fragmenting); default 0\n"
             "  --expect SUM   with --reps: a sample's reference checksum, as an earlier\n"
             "                 run at the same seed and --reps printed it (\"expect\"): the\n"
             "                 cell fails if its own reference differs\n"
@@ -125,6 +129,11 @@ static int parse_args(int argc, char **argv, cell_args *a) {
         else if (!strcmp(f, "--limit")) { if (!parse_u64(f, v, &u)) return 0; a->limit = (size_t)u; }
         else if (!strcmp(f, "--mem-limit")) { if (!parse_count(f, v, UINT64_MAX, &u)) return 0; a->mem_limit = u; }
         else if (!strcmp(f, "--reps")) { if (!parse_count(f, v, UINT32_MAX, &u)) return 0; a->reps = (unsigned)u; }
+        else if (!strcmp(f, "--age")) {
+            if (!parse_u64(f, v, &u)) return 0;
+            if (u > (1u << 30)) { fprintf(stderr, "am-cell: --age %s: at most 2^30\n", v); return 0; }
+            a->age = (unsigned)u;
+        }
         else if (!strcmp(f, "--expect")) { if (!parse_u64(f, v, &a->expect)) return 0; a->has_expect = 1; }
         else if (!strcmp(f, "--work-loops")) { if (!parse_u64(f, v, &a->work_loops)) return 0; a->has_work_loops = 1; }
         else if (!strcmp(f, "--min-ms")) { if (!parse_double(f, v, &a->min_ms)) return 0; }

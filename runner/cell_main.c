@@ -19,6 +19,7 @@
 #include "calibrate.h"
 #include "cell_args.h"
 #include "cell_json.h"
+#include "cell_list.h"
 #include "workload.h"
 
 /* A strategy whose free does not reuse memory is reset after each repetition,
@@ -31,17 +32,6 @@
 #endif
 
 #define AM_MAX_REPS (1u << 30)
-
-/* what built this binary, for the run's record */
-#if defined(__clang__) || defined(__INTEL_COMPILER)
-#define AM_COMPILER_VERSION __VERSION__
-#elif defined(__GNUC__)
-#define AM_COMPILER_VERSION "gcc " __VERSION__
-#elif defined(_MSC_FULL_VER)
-#define AM_COMPILER_VERSION "MSVC " AM_STR(_MSC_FULL_VER)
-#else
-#define AM_COMPILER_VERSION "unknown"
-#endif
 
 /* One cell's measurement, from its reference to its samples. */
 typedef struct cell {
@@ -98,49 +88,6 @@ static void not_ok(cell *c, int status) {
     json_close('}');
     c->finished = 1;
     c->exit_code = 0;
-}
-
-static void json_sizes(const char *key, const size_t *s) {
-    json_key(key);
-    json_open('[');
-    for (int i = 0; s && s[i]; i++) {
-        json_item();
-        printf("%zu", s[i]);
-    }
-    json_close(']');
-}
-
-static void list_workloads(void) {
-    json_open('{');
-    json_str("strategy", AM_ROW_NAME);
-    json_str("compiler", AM_COMPILER_VERSION);
-    json_key("workloads");
-    json_open('[');
-    for (int i = 0; am_workloads[i]; i++) {
-        const am_workload *w = am_workloads[i];
-        const am_sweep *sw = am_sweep_find(w->name);
-        json_item();
-        json_open('{');
-        json_str("name", w->name);
-        json_str("summary", w->summary);
-        json_u64("threaded", (uint64_t)w->threaded);
-        json_sizes("sizes", w->sizes);
-        json_sizes("log_sizes", w->log_sizes);
-        if (sw && sw->params) {
-            json_key("params");
-            json_open('[');
-            for (int k = 0; sw->params[k] >= 0; k++) {
-                json_item();
-                json_num_value(sw->params[k]);
-            }
-            json_close(']');
-        }
-        json_u64("thread_sweep", (uint64_t)(sw ? sw->threads : 0));
-        json_u64("seeds", am_seed_count(w));
-        json_close('}');
-    }
-    json_close(']');
-    json_close('}');
 }
 
 static double ops_of(const am_workload *w, const am_job *job) {
@@ -231,6 +178,17 @@ static int run_sample(const cell *c, am_heap *h, am_job *job, unsigned reps, uin
     return status;
 }
 
+/* --age: a new heap first runs that many repetitions, untimed, so that it is
+ * measured in the state a long-running program's heap has. 0 when it did;
+ * else the cell has ended. */
+static int age(cell *c, am_heap *h) {
+    uint64_t sum, ns;
+    if (!c->a->age) return 0;
+    int status = run_sample(c, h, &c->job, c->a->age, &sum, &ns);
+    if (status != AM_OK) not_ok(c, status);
+    return c->finished;
+}
+
 static unsigned round_to_seeds(const cell *c, double reps) {
     if (reps >= AM_MAX_REPS) reps = AM_MAX_REPS;
     unsigned n = reps < 1 ? 1 : (unsigned)reps;
@@ -243,6 +201,7 @@ static unsigned round_to_seeds(const cell *c, double reps) {
 static void calibrate(cell *c) {
     am_heap *h = am_create(&c->job.options);
     if (!h) { fail(c, "heap could not be created", 3); return; }
+    if (age(c, h)) { am_destroy(h); return; }
     uint64_t sum, ns;
     /* aim 15% above min_ms: warmed-up samples run faster than these */
     uint64_t min_ns = (uint64_t)(c->a->min_ms * 1e6 * 1.15);
@@ -283,6 +242,7 @@ static void take_samples(cell *c) {
     if (!c->ns || !c->minor_faults || !c->major_faults) { fail(c, "out of memory", 3); return; }
     am_heap *h = am_create(&c->job.options);
     if (!h) { fail(c, "heap could not be created", 3); return; }
+    if (age(c, h)) { am_destroy(h); return; }
     uint64_t sum, ns;
     int status = run_sample(c, h, &c->job, c->reps, &sum, &ns);
     if (status != AM_OK) not_ok(c, status);
@@ -317,8 +277,12 @@ static void report(const cell *c) {
     double ops = ops_of(c->w, &c->job);
     char digest[17];
     snprintf(digest, sizeof digest, "%016" PRIx64, inputs_digest(c));
+    char lib[256]; /* which malloc served the cell: a system-* row checks it is its library */
+    am_malloc_library(lib, sizeof lib);
     json_head(a, "ok");
     json_u64("reps", c->reps);
+    json_u64("age", a->age);
+    json_str("malloc", lib);
     json_u64("seeds", c->seeds);
     json_str("inputs", digest);
     json_u64("expect", c->expect);
@@ -368,6 +332,7 @@ static int measure(cell *c) {
 static int count_one(cell *c) {
     am_heap *h = am_create(&c->job.options);
     if (!h) { fail(c, "heap could not be created", 3); return c->exit_code; }
+    if (age(c, h)) { am_destroy(h); return c->exit_code; }
     uint64_t sum, ns;
     c->seeds = 1;
     int status = run_sample(c, h, &c->job, 1, &sum, &ns);
