@@ -41,6 +41,9 @@
  *   S_THREAD_SAFE      1 if one heap may be used by several threads at once
  *   S_ASAN_POISONS     1 if, under AddressSanitizer, bytes not handed out are
  *                      poisoned (optional; 0 when absent)
+ *   S_RESET_EACH_REPETITION 1 if the cell resets the heap after every
+ *                      repetition even though free reuses (optional; the
+ *                      cell always resets rows whose free reuses nothing)
  *   S_HEAPS_SHARE_STATE 1 if heaps are handles onto one process-wide state
  *                      (Boost's singleton pools): a reset through one purges
  *                      the blocks of all, the first heap's limit binds all, and

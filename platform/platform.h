@@ -110,6 +110,7 @@ typedef struct am_thread am_thread;
 typedef void (*am_thread_fn)(void *arg);
 am_thread *am_thread_start(am_thread_fn fn, void *arg); /* NULL on failure */
 void am_thread_join(am_thread *t);
+void am_thread_yield(void); /* let another thread run (while waiting for others) */
 unsigned am_cpu_count(void);
 
 /* Runs fn(arg) in the calling thread when that thread ends (returns from its
@@ -146,6 +147,10 @@ int am_file_evict(am_file_map *m, size_t offset, size_t bytes);
 
 /* ---- process ---- */
 size_t am_peak_rss_bytes(void); /* peak resident set of this process */
+/* Page faults of this process so far, every thread's: minor (the page was in
+ * memory or zero-filled) and major (read from disk). 0 on success. Windows
+ * counts both kinds together: all of them are reported as minor there. */
+int am_page_faults(uint64_t *minor, uint64_t *major);
 
 /* The library that serves this process's malloc, written to buf (n bytes, NUL
  * ended): the file that defines the malloc calls are bound to, then the version

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -53,6 +54,8 @@ void am_thread_join(am_thread *t) {
     pthread_join(t->id, NULL);
     free(t);
 }
+
+void am_thread_yield(void) { sched_yield(); }
 
 unsigned am_cpu_count(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -205,6 +208,14 @@ size_t am_peak_rss_bytes(void) {
 #else
     return (size_t)ru.ru_maxrss * 1024u; /* kilobytes on Linux */
 #endif
+}
+
+int am_page_faults(uint64_t *minor, uint64_t *major) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
+    *minor = (uint64_t)ru.ru_minflt;
+    *major = (uint64_t)ru.ru_majflt;
+    return 0;
 }
 
 #if defined(__linux__) && defined(__NR_perf_event_open)

@@ -80,6 +80,8 @@ void am_thread_join(am_thread *t) {
     free(t);
 }
 
+void am_thread_yield(void) { SwitchToThread(); }
+
 unsigned am_cpu_count(void) {
     /* every processor group, not only this thread's (machines past 64 CPUs) */
     DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
@@ -241,6 +243,16 @@ size_t am_peak_rss_bytes(void) {
     pmc.cb = sizeof pmc;
     if (!GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof pmc)) return 0;
     return (size_t)pmc.PeakWorkingSetSize;
+}
+
+int am_page_faults(uint64_t *minor, uint64_t *major) {
+    PROCESS_MEMORY_COUNTERS pmc;
+    memset(&pmc, 0, sizeof pmc);
+    pmc.cb = sizeof pmc;
+    if (!GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof pmc)) return -1;
+    *minor = (uint64_t)pmc.PageFaultCount; /* soft and hard together */
+    *major = 0;
+    return 0;
 }
 
 /* The module that holds the malloc this code calls: the C runtime DLL

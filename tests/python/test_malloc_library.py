@@ -74,7 +74,7 @@ class MallocLibrary(unittest.TestCase):
         if row is None:
             self.skipTest("no library row built (jemalloc, tcmalloc, mimalloc missing)")
         name, _, libs, _ = row
-        objs = [os.path.join(BUILD, name, "row_unit.o"), os.path.join(BUILD, name, "runner", "cell_main.o")]
+        objs = [os.path.join(BUILD, name, "row_unit.o"), os.path.join(BUILD, name, "cell_main.o")]
         with open(os.path.join(BUILD, "flags.txt")) as f:
             cc, _, ldlibs = f.read().strip().partition(" | ")
         if any(not os.path.exists(o) for o in objs):

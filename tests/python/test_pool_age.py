@@ -45,7 +45,9 @@ class PoolAge(unittest.TestCase):
                 self.assertEqual(reserved_after("fast_pool", age), boost)
 
     def test_young_pool_and_ordered_pool_stay_small(self):
-        self.assertLess(reserved_after("fast_pool", 0), 100 << 10)
+        # a young pool runs its warm-up and one sample (each a multiple of the
+        # workload's 16 repetition seeds): a few blocks, not Boost's thirteen
+        self.assertLess(reserved_after("fast_pool", 0), BOOST_RESERVED[1000] // 10)
         self.assertLess(reserved_after("pool", 2000), 100 << 10)
 
 

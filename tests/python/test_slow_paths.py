@@ -2,8 +2,7 @@
 strategy"): an inline fast path branches out to one function named after it
 with _slow appended (S_alloc -> S_alloc_slow, bp_malloc -> bp_malloc_slow),
 declared AM_NOINLINE in the strategy's header. So every AM_NOINLINE in a
-strategy header is such a function, and every strategy has its S_alloc_slow.
-`ideal` is left to its own rewrite."""
+strategy header is such a function, and every strategy has its S_alloc_slow."""
 import os
 import re
 import sys
@@ -14,7 +13,7 @@ from test_runner import ROOT  # noqa: E402
 from test_measured_build import rows  # noqa: E402
 
 ALLOCATORS = os.path.join(ROOT, "allocators")
-EXEMPT = {"ideal"}
+EXEMPT = set()
 NOINLINE = re.compile(r"^AM_NOINLINE\s+[\w\s]+?\**\s*(\w+)\s*\(", re.M)
 
 
