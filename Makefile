@@ -1,25 +1,19 @@
-# allocmark: benchmark and compare allocator strategies.
-#   make            build every strategy's executables with $(CC)
-#   make test       build and run the test suite (last line: N passed, N failed)
-#   make test-windows  MinGW-w64 build, its tests and a cell run under wine
-#   make bench      run the benchmark matrix, write results/<run>/ (QUICK=1: small matrix)
-#   make list       strategies, workloads and sizes
-#   make check      the test suite under ASan+UBSan, TSan, valgrind and DEBUG=1, detection tests, short fuzzing
-#   make fuzz       fuzz every strategy for FUZZ_SECONDS (default 60) each, with clang and libFuzzer
-#   make fuzz-selftest  the fuzzer must find deliberate bugs (AM_FUZZ_INJECT) in two rows (part of make check)
-#   DEBUG=1         build with the allocmark debug layer (header and canary per block) in build/<cc>-debug
-#   make hyperfine  whole-process timings with hyperfine, into RUN (results/latest)
-#   make compare RUNS="results/a results/b"   several runs side by side
-#   make compare BASE=results/a RUNS=results/b   exit 1 when a cell moved beyond the noise
-# COMPILERS="gcc clang-14" (make bench, make hyperfine): one build folder each,
-# one matrix; default: CC when given, else every one of gcc and clang on PATH.
-# One executable per strategy and compiler: the strategy is chosen with
-# -DAM_STRATEGY, so its fast path inlines into the containers (no vtable).
+# allocmark: benchmark and compare allocator strategies. `make help` lists the goals.
+# One executable per strategy (a row of allocators/strategies.txt) and compiler:
+# the strategy is chosen with -DAM_STRATEGY, so its fast path inlines into the
+# containers (no vtable). Reading this Makefile writes nothing and builds nothing:
+# every file is made by a recipe, so `make -n` leaves the tree as it was.
 
-# the flags stamp rule below would otherwise be the first target
 .DEFAULT_GOAL := all
 
-CC ?= cc
+# make's built-in CC is "cc"; a compiler named by the user (command line or
+# environment) also decides make bench's compilers (COMPILERS, below)
+CC_GIVEN := $(filter-out default,$(origin CC))
+# ... otherwise gcc by its name, so that make test builds the build/gcc that
+# make bench measures (bench builds gcc and clang by name)
+ifeq ($(CC_GIVEN),)
+CC := $(if $(wildcard $(addsuffix /gcc,$(subst :, ,$(PATH)))),gcc,cc)
+endif
 OPT ?= -O2
 PYTHON ?= python3
 # the compiler's name, for the build folder: "gcc", "clang-16", ...
@@ -40,163 +34,177 @@ ifneq ($(findstring mingw,$(CC)),)
 EXE := .exe
 OS_CFLAGS := -D__USE_MINGW_ANSI_STDIO=1
 OS_LIBS := -lpsapi -static
+PLATFORM_SRC := platform/platform_win32.c
 else
 EXE :=
 OS_CFLAGS :=
-OS_LIBS := -lm -lpthread
+# -ldl: dlsym and dladdr name the malloc library (in libc from glibc 2.34, an
+# empty libdl there; before, and on some other Unixes, a library of its own)
+OS_LIBS := -lm -lpthread -ldl
+PLATFORM_SRC := platform/platform_posix.c
 endif
 CFLAGS_ALL := -std=c11 $(OPT) -g $(WARN) $(OS_CFLAGS) -Iplatform -Iallocators -Icontainers -Iworkloads $(if $(filter 1,$(DEBUG)),-DAM_DEBUG=1) $(EXTRA_CFLAGS)
 LDLIBS_ALL := $(OS_LIBS) $(EXTRA_LDFLAGS)
 
-# Files the Makefile writes as it is read, and rewrites only when their text
-# changes, so that what depends on them rebuilds only then; not for the goals
-# that build nothing. $(call write_if_changed,file,command printing the text)
-WRITES_FILES := $(if $(MAKECMDGOALS),$(filter-out clean help compare bench hyperfine,$(MAKECMDGOALS)),all)
-write_if_changed = $(shell mkdir -p $(dir $(1)) && $(2) > $(1).new && \
-  { cmp -s $(1).new $(1) && rm -f $(1).new || mv -f $(1).new $(1); })
+.PHONY: FORCE
+FORCE:
 
-# Objects depend on this stamp, which changes only when the flags do, so that
-# `make bench OPT=-O3` after an -O2 build rebuilds instead of measuring stale code.
+# ---- the flags stamp ----
+# Every object depends on this file, rewritten only when the flags change, so
+# that `make bench OPT=-O3` after an -O2 build rebuilds instead of measuring
+# stale code. Reading the old text is all the Makefile does here; the recipe
+# writes the new one.
 FLAGS_STAMP := $(BUILD)/flags.txt
 FLAGS_TEXT := $(CC) $(CFLAGS_ALL) | $(LDLIBS_ALL)
-ifneq ($(WRITES_FILES),)
-$(call write_if_changed,$(FLAGS_STAMP),printf '%s\n' '$(FLAGS_TEXT)')
+ifneq ($(file <$(FLAGS_STAMP)),$(FLAGS_TEXT))
+$(FLAGS_STAMP): FORCE
 endif
-$(FLAGS_STAMP): ;
+$(FLAGS_STAMP):
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(FLAGS_TEXT)' > $@
 
 # ---- the rows, read from allocators/strategies.txt ----
+# one word a row: row|source|cflags|libs ("-" for none, "~" for a space)
 STRATEGY_LINES := $(shell awk '!/^\#/ && NF >= 4 {print $$1 "|" $$2 "|" $$3 "|" $$4}' allocators/strategies.txt)
 row_field = $(word $(2),$(subst |, ,$(filter $(1)|%,$(STRATEGY_LINES))))
 dash_empty = $(if $(filter -,$(1)),,$(subst ~, ,$(1)))
 ALL_ROWS := $(foreach l,$(STRATEGY_LINES),$(firstword $(subst |, ,$(l))))
-# a row that needs a library is built only where the library links (to a
-# temporary file: the MinGW linker cannot write to /dev/null)
-links = $(shell t=$$(mktemp) && printf 'int main(void){return 0;}\n' | $(CC) -x c - -o "$$t" $(1) 2>/dev/null && echo yes; rm -f "$$t")
-ROWS := $(foreach r,$(ALL_ROWS),$(if $(call dash_empty,$(call row_field,$(r),4)),$(if $(call links,$(call dash_empty,$(call row_field,$(r),4))),$(r)),$(r)))
-comma := ,
-ifneq ($(ALLOCATORS),)
-ROWS := $(filter $(subst $(comma), ,$(ALLOCATORS)),$(ROWS))
-endif
-
-PLATFORM_SRCS := $(if $(findstring mingw,$(CC)),platform/platform_win32.c,platform/platform_posix.c)
-ROW_SRCS := allocators/allocator.c $(wildcard containers/*.c) $(wildcard workloads/*.c) runner/cell_main.c $(PLATFORM_SRCS)
-# engines that several strategies build on, linked into every row
-ROW_SRCS += allocators/boost_pool.c
-# the counting wrapper of AM_STATS builds (empty in measured ones)
-ROW_SRCS += allocators/counting.c
-# A row compiles as two translation units: cell_main.c, and $(ROW_UNIT), which
-# includes every other row source and the strategy's own .c (AM_STRATEGY_C).
-# One unit a row instead of 24 is three times faster to build (clang spends
-# 0.14 s starting on each file), and the cell's timing loop stays in a unit of
-# its own, as before. Slow paths are AM_NOINLINE, so the unit does not pull
-# them into the fast paths; the workloads' statics carry the file's name.
-ROW_UNIT := $(BUILD)/row_unit.c
-ROW_UNIT_SRCS := $(filter platform/%,$(ROW_SRCS)) $(filter-out runner/cell_main.c platform/%,$(ROW_SRCS))
-hash := \#
-ROW_UNIT_TEXT := /* generated by the Makefile from ROW_SRCS: the code of a row but its main */ \
-	$(foreach f,$(ROW_UNIT_SRCS),\n$(hash)include "$(f)") \n$(hash)include AM_STRATEGY_C
-ifneq ($(WRITES_FILES),)
-$(call write_if_changed,$(ROW_UNIT),printf '%b\n' '$(ROW_UNIT_TEXT)' | sed 's/^ //; s/ $$//')
-endif
-$(ROW_UNIT): ;
-# strategy-independent code the unit tests link directly
-UNIT_OBJS := $(patsubst %.c,$(BUILD)/common/%.o,allocators/allocator.c allocators/boost_pool.c allocators/pool.c allocators/fast_pool.c)
-STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))
+PLAIN_ROWS := $(strip $(foreach r,$(ALL_ROWS),$(if $(call dash_empty,$(call row_field,$(r),4)),,$(r))))
+row_source = $(call row_field,$(1),2)
+row_libs = $(call dash_empty,$(call row_field,$(1),4))
+row_cflags = -DAM_STRATEGY=$(call row_source,$(1)) -DAM_STRATEGY_H='"$(call row_source,$(1)).h"' \
+	-DAM_STRATEGY_C='"$(call row_source,$(1)).c"' -DAM_ROW_NAME='"$(1)"' $(call dash_empty,$(call row_field,$(1),3))
 # tests/strategy/test_<source>.c (test_monotonic.c ...) holds tests of one
 # strategy source only: it is built for that source's rows, the rest for all
+STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))
 SOURCES := $(sort $(foreach r,$(ALL_ROWS),$(call row_field,$(r),2)))
 tests_of = $(filter-out $(addprefix test_,$(filter-out $(call row_field,$(1),2),$(SOURCES))),$(STRATEGY_TESTS))
 UNIT_TESTS := $(basename $(notdir $(wildcard tests/unit/*.c)))
+comma := ,
 
-.PHONY: all test test-windows bench list report clean help deps hyperfine compare compiler-info check fuzz fuzz-selftest
-# objects shared by several links are never intermediate: keep them
-.SECONDARY:
+# ---- which rows link: the library probe ----
+# A row linked against a library (-ljemalloc ...) is built only where that
+# library links. This recipe finds out once a build (a library may have been
+# installed since the last one); the file changes only when the list does.
+ROWS_FILE := $(BUILD)/rows.txt
+$(ROWS_FILE): allocators/strategies.txt $(FLAGS_STAMP) FORCE
+	@sh tools/rows_that_link.sh $@ "$(CC)" "$(EXE)" $(foreach r,$(ALL_ROWS),$(r):$(call row_field,$(r),4))
+
+# The goals that build every row. make fixes a goal's prerequisites before any
+# recipe runs, so these run in a sub-make given the rows that link
+# (LINKED_ROWS). A dry run (make -n) has no probe result on a fresh tree, and
+# shows the rows that need no library.
+ROW_GOALS := all cells tests-build fuzz-build
+.PHONY: $(ROW_GOALS)
+ifeq ($(origin LINKED_ROWS),undefined)
+ASKED := $(if $(MAKECMDGOALS),$(filter $(ROW_GOALS),$(MAKECMDGOALS)),all)
+ifneq ($(ASKED),)
+$(firstword $(ASKED)): $(ROWS_FILE)
+	+@$(MAKE) --no-print-directory $(ASKED) LINKED_ROWS="$$(cat $(ROWS_FILE) 2>/dev/null || echo $(PLAIN_ROWS))"
+$(wordlist 2,$(words $(ASKED)),$(ASKED)): $(firstword $(ASKED))
+	@:
+endif
+else
+ROWS := $(filter $(LINKED_ROWS),$(ALL_ROWS))
+ifneq ($(ALLOCATORS),)
+ROWS := $(filter $(subst $(comma), ,$(ALLOCATORS)),$(ROWS))
+endif
 all: cells tests-build
+cells: $(foreach r,$(ROWS),$(BUILD)/bin/am-cell-$(r)$(EXE) $(BUILD)/bin/am-cell-$(r)-stats$(EXE))
+tests-build: $(foreach r,$(ROWS),$(foreach t,$(call tests_of,$(r)),$(BUILD)/tests/$(r)/$(t)$(EXE))) \
+             $(foreach t,$(UNIT_TESTS),$(BUILD)/unit/$(t)$(EXE))
+fuzz-build: $(foreach r,$(ROWS),$(BUILD)/fuzz/$(r)/fuzz_allocator$(EXE))
+endif
 
-# ---- per-row build: measured objects (AM_STATS=0) and counted objects (AM_STATS=1) ----
-define ROW_RULES
-$(1)_SRC := $(call row_field,$(1),2)
-$(1)_FLAGS := -DAM_STRATEGY=$$($(1)_SRC) -DAM_STRATEGY_H='"$$($(1)_SRC).h"' -DAM_ROW_NAME='"$(1)"' $(call dash_empty,$(call row_field,$(1),3))
-$(1)_LIBS := $(call dash_empty,$(call row_field,$(1),4))
-$(1)_OBJS := $(BUILD)/$(1)/row_unit.o $(BUILD)/$(1)/runner/cell_main.o
-$(1)_SOBJS := $(BUILD)/$(1)-stats/row_unit.o $(BUILD)/$(1)-stats/runner/cell_main.o
+# ---- a row's cells: runner/row_unit.c (every source but the cell's main) and
+# runner/cell_main.c (the timing loop), two translation units ----
+# A row's objects are built twice, in build/<cc>/<row>/ measured (AM_STATS=0)
+# and in build/<cc>/<row>-stats/ counted (AM_STATS=1, the counting wrapper); the
+# same rules make both, the folder's name says which.
+variant_row = $(patsubst %-stats,%,$(1))
+variant_stats = $(if $(filter %-stats,$(1)),1,0)
+compile_variant = $(CC) $(CFLAGS_ALL) $(call row_cflags,$(call variant_row,$*)) \
+	-DAM_STATS=$(call variant_stats,$*) -MMD -MP -c $< -o $@
+$(BUILD)/%/row_unit.o: runner/row_unit.c $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(compile_variant)
+$(BUILD)/%/cell_main.o: runner/cell_main.c $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(compile_variant)
+$(BUILD)/bin/am-cell-%$(EXE): $(BUILD)/%/row_unit.o $(BUILD)/%/cell_main.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(call row_libs,$(call variant_row,$*)) $(LDLIBS_ALL)
 
-$(BUILD)/$(1)/row_unit.o: $(ROW_UNIT) $(FLAGS_STAMP)
-	@mkdir -p $$(@D)
-	$$(CC) $(CFLAGS_ALL) -I. $$($(1)_FLAGS) -DAM_STRATEGY_C='"allocators/$$($(1)_SRC).c"' -DAM_STATS=0 -MMD -MP -c $$< -o $$@
-$(BUILD)/$(1)-stats/row_unit.o: $(ROW_UNIT) $(FLAGS_STAMP)
-	@mkdir -p $$(@D)
-	$$(CC) $(CFLAGS_ALL) -I. $$($(1)_FLAGS) -DAM_STRATEGY_C='"allocators/$$($(1)_SRC).c"' -DAM_STATS=1 -MMD -MP -c $$< -o $$@
+# the libFuzzer target of a row (build it with clang and the flags tests/run_check.py passes)
+$(BUILD)/fuzz/%/fuzz_allocator$(EXE): fuzz/fuzz_allocator.c $(BUILD)/%-stats/row_unit.o $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(call row_cflags,$*) -DAM_STATS=1 -o $@ $(filter-out $(FLAGS_STAMP),$^) \
+		$(call row_libs,$*) $(LDLIBS_ALL) -fsanitize=fuzzer
 
-$(BUILD)/$(1)/%.o: %.c $(FLAGS_STAMP)
-	@mkdir -p $$(@D)
-	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=0 -MMD -MP -c $$< -o $$@
-$(BUILD)/$(1)-stats/%.o: %.c $(FLAGS_STAMP)
-	@mkdir -p $$(@D)
-	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=1 -MMD -MP -c $$< -o $$@
-$(BUILD)/bin/am-cell-$(1)$(EXE): $$($(1)_OBJS)
-	@mkdir -p $$(@D)
-	$$(CC) $(CFLAGS_ALL) -o $$@ $$^ $$($(1)_LIBS) $(LDLIBS_ALL)
-$(BUILD)/bin/am-cell-$(1)-stats$(EXE): $$($(1)_SOBJS)
-	@mkdir -p $$(@D)
-	$$(CC) $(CFLAGS_ALL) -o $$@ $$^ $$($(1)_LIBS) $(LDLIBS_ALL)
-$(BUILD)/tests/$(1)/%$(EXE): tests/strategy/%.c $(BUILD)/common/tests/check.o $$(filter-out %/cell_main.o,$$($(1)_SOBJS))
-	@mkdir -p $$(@D)
-	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=1 -Itests -MMD -MP -o $$@ $$(filter %.c %.o,$$^) $$($(1)_LIBS) $(LDLIBS_ALL)
-# the libFuzzer target (build it with clang and the flags tests/run_check.py passes)
-$(BUILD)/fuzz/$(1)/fuzz_allocator$(EXE): fuzz/fuzz_allocator.c $$(filter-out %/cell_main.o,$$($(1)_SOBJS))
-	@mkdir -p $$(@D)
-	$$(CC) $(CFLAGS_ALL) $$($(1)_FLAGS) -DAM_STATS=1 -o $$@ $$^ $$($(1)_LIBS) $(LDLIBS_ALL) -fsanitize=fuzzer
--include $$($(1)_OBJS:.o=.d) $$($(1)_SOBJS:.o=.d) $$(foreach t,$(STRATEGY_TESTS),$(BUILD)/tests/$(1)/$$(t).d)
-endef
-$(foreach r,$(ROWS),$(eval $(call ROW_RULES,$(r))))
+# build/<cc>/tests/<row>/<test>: tests/strategy/<test>.c with the row's counted code
+test_row = $(patsubst %/,%,$(dir $(1)))
+.SECONDEXPANSION:
+$(BUILD)/tests/%$(EXE): tests/strategy/$$(notdir $$*).c $(BUILD)/common/tests/check.o \
+		$(BUILD)/$$(call test_row,$$*)-stats/row_unit.o $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(call row_cflags,$(call test_row,$*)) -DAM_STATS=1 -Itests -MMD -MP -o $@ \
+		$(filter %.c %.o,$^) $(call row_libs,$(call test_row,$*)) $(LDLIBS_ALL)
 
+# ---- strategy-independent code: the unit tests and the test harness ----
+UNIT_OBJS := $(patsubst %.c,$(BUILD)/common/%.o,allocators/allocator.c allocators/boost_pool.c \
+	allocators/pool.c allocators/fast_pool.c $(PLATFORM_SRC))
 $(BUILD)/common/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
-$(BUILD)/unit/%$(EXE): tests/unit/%.c $(BUILD)/common/tests/check.o $(BUILD)/common/$(basename $(PLATFORM_SRCS)).o $(UNIT_OBJS)
+$(BUILD)/unit/%$(EXE): tests/unit/%.c $(BUILD)/common/tests/check.o $(UNIT_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $^ $(LDLIBS_ALL)
 
-CELLS := $(foreach r,$(ROWS),$(BUILD)/bin/am-cell-$(r)$(EXE) $(BUILD)/bin/am-cell-$(r)-stats$(EXE))
-TEST_BINS := $(foreach r,$(ROWS),$(foreach t,$(call tests_of,$(r)),$(BUILD)/tests/$(r)/$(t)$(EXE))) \
-             $(foreach t,$(UNIT_TESTS),$(BUILD)/unit/$(t)$(EXE))
+# objects shared by several links are never intermediate: keep them
+.SECONDARY:
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/tests/*/*.d $(BUILD)/common/*/*.d)
 
-.PHONY: cells tests-build fuzz-build
-cells: $(CELLS)
-tests-build: $(TEST_BINS)
-fuzz-build: $(foreach r,$(ROWS),$(BUILD)/fuzz/$(r)/fuzz_allocator$(EXE))
+# ---- the commands ----
+.PHONY: test test-windows bench list report plots clean help hyperfine compare compiler-info check fuzz fuzz-selftest
+# Scripts that run make themselves are given $(SUBMAKE): make runs a recipe
+# line naming $$(MAKE) even under `make -n`, and a dry run must run nothing.
+SUBMAKE = $(MAKE)
+# The libraries of the system-jemalloc, -tcmalloc and -mimalloc rows: installed
+# where we may (root), else those rows are left out, with a message.
+need_malloc = CC="$(CC)" tools/need.sh --for "the $(1) row" $(2) $(3)
+NEED_MALLOCS = $(call need_malloc,system-jemalloc,jemalloc,libjemalloc-dev); \
+	$(call need_malloc,system-tcmalloc,tcmalloc_minimal,libgoogle-perftools-dev); \
+	$(call need_malloc,system-mimalloc,mimalloc,libmimalloc-dev)
 
-# ---- the two commands ----
-# make test: C tests of every strategy, unit tests, then the Python tests;
-# tests/run_all.py prints the closing "N passed, N failed". It also runs the
-# strategy tests under ASan+UBSan (build/<cc>-asan), unless told --no-sanitizers.
+# make test: C tests of every row, unit tests, then the Python tests;
+# tests/run_all.py prints the closing "N passed, N failed, N skipped". It also
+# runs the strategy tests under ASan+UBSan (build/<cc>-asan), unless told --no-sanitizers.
 test:
-	@$(PYTHON) tests/run_all.py --make "$(MAKE)" --build $(BUILD) --cc "$(CC)" $(if $(findstring -fsanitize,$(EXTRA_CFLAGS)),--no-sanitizers)
+	@$(NEED_MALLOCS); \
+	$(PYTHON) tests/run_all.py --make "$(SUBMAKE)" --build $(BUILD) --cc "$(CC)" \
+		$(if $(findstring -fsanitize,$(EXTRA_CFLAGS)),--no-sanitizers)
 
 # make check: sanitizer, valgrind and debug-layer runs, detection tests and a
-# short fuzzing run (tests/run_check.py; it ends with "N passed, N failed").
+# short fuzzing run (tests/run_check.py, docs/check.md)
 check:
-	@$(PYTHON) tests/run_check.py --make "$(MAKE)" --cc "$(CC)"
+	@$(PYTHON) tests/run_check.py --make "$(SUBMAKE)" --cc "$(CC)"
 
 FUZZ_SECONDS ?= 60
 fuzz:
-	@$(PYTHON) tests/run_check.py --make "$(MAKE)" --cc "$(CC)" --only fuzz --fuzz-seconds $(FUZZ_SECONDS)
+	@$(PYTHON) tests/run_check.py --make "$(SUBMAKE)" --cc "$(CC)" --only fuzz --fuzz-seconds $(FUZZ_SECONDS)
 
 # does the fuzzer find bugs? rows built with a deliberate one (-DAM_FUZZ_INJECT=n)
 fuzz-selftest:
-	@$(PYTHON) tests/run_check.py --make "$(MAKE)" --cc "$(CC)" --only fuzz-selftest
+	@$(PYTHON) tests/run_check.py --make "$(SUBMAKE)" --cc "$(CC)" --only fuzz-selftest
 
-# make bench: install the malloc libraries where we may (root), then build the
-# cells in a sub-make (rows are chosen when the Makefile is read, so a library
-# installed here shows up only there), then run the matrix.
-NPROC := $(shell nproc 2>/dev/null || echo 2)
+# make bench: install the malloc libraries where we may, build each compiler's
+# cells in build/<name>$(VARIANT)/, then run the matrix.
 BENCH_BASE := $(or $(BASELINE),monotonic$(comma)system)$(comma)control
 # COMPILERS: the compiler commands, checked by runner/compilers.py before
 # anything is built (a missing one: exit 2 naming it). CC given on the command
 # line or in the environment means just that compiler.
 ifeq ($(origin COMPILERS),undefined)
-COMPILERS := $(if $(filter default,$(origin CC)),,$(CC))
+COMPILERS := $(if $(CC_GIVEN),$(CC))
 endif
 BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
 	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SIZES),--sizes $(SIZES)) \
@@ -206,16 +214,14 @@ BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
 # shell snippets: $$ccs = the checked commands, then each one's cells built in
 # build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
 # QUICK=1 without COMPILERS measures one compiler: CC when given, else gcc
-QUICK_CC := $(if $(filter 1 yes,$(QUICK)),$(if $(COMPILERS),,$(if $(filter command line environment,$(origin CC)),$(CC),gcc)))
+QUICK_CC := $(if $(filter 1 yes,$(QUICK)),$(if $(COMPILERS),,$(if $(CC_GIVEN),$(CC),gcc)))
 CHECK_COMPILERS = ccs=$$($(PYTHON) runner/compilers.py $(or $(COMPILERS),$(QUICK_CC))) || exit 2
 BUILD_EACH = names=; for cc in $$ccs; do \
-	  $(MAKE) --no-print-directory -j$(NPROC) cells compiler-info CC=$$cc $(1) || exit 1; \
+	  $(SUBMAKE) --no-print-directory -j$$(nproc 2>/dev/null || echo 2) cells compiler-info CC=$$cc $(1) || exit 1; \
 	  names="$$names$${names:+,}$${cc\#\#*/}$(VARIANT)"; done
 bench:
 	@$(CHECK_COMPILERS); \
-	tools/need.sh --for "the system-jemalloc row" jemalloc libjemalloc-dev; \
-	tools/need.sh --for "the system-tcmalloc row" tcmalloc_minimal libgoogle-perftools-dev; \
-	tools/need.sh --for "the system-mimalloc row" mimalloc libmimalloc-dev; \
+	$(NEED_MALLOCS); \
 	$(call BUILD_EACH,$(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE))); \
 	$(PYTHON) runner/allocmark.py --compilers $$names $(BENCH_ARGS) && \
 	{ $(PYTHON) report/report.py $(or $(OUT),results/latest) || [ $$? -eq 1 ]; }
@@ -241,25 +247,51 @@ hyperfine:
 compare:
 	@$(PYTHON) runner/compare.py $(if $(BASE),--base $(BASE)) $(RUNS) $(if $(MARGIN),--margin $(MARGIN)) $(if $(OUT),--out $(OUT))
 
-list: $(firstword $(CELLS))
+# the system row needs no library: its cell lists what every cell knows
+list: $(BUILD)/bin/am-cell-system$(EXE)
 	@$(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)
 
 # MinGW-w64 cross build, run under wine (installs both where it may, else skips)
 test-windows:
-	@MAKE="$(MAKE)" PYTHON="$(PYTHON)" sh tools/test_windows.sh
+	@MAKE="$(SUBMAKE)" PYTHON="$(PYTHON)" sh tools/test_windows.sh
 
-help:
-	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
-
-clean:
-	rm -rf build
-
--include $(BUILD)/common/tests/check.d $(UNIT_OBJS:.o=.d) $(BUILD)/common/$(basename $(PLATFORM_SRCS)).d
-
-# ---- plots and report of one run (default: the newest); RUN=results/<id> picks another ----
-RUN ?= results/latest
-.PHONY: plots
+# plots and report of one run (default: the newest); RUN=results/<id> picks another
 plots:
 	@$(PYTHON) report/plots.py $(RUN)
 report:
 	@$(PYTHON) report/report.py $(RUN)
+
+clean:
+	rm -rf build
+
+define HELP
+allocmark: benchmark and compare allocator strategies (README.md, docs/).
+
+  make               build every row's cells and tests with $(CC), in $(BUILD)/
+  make test          build and run the test suite; ends "N passed, N failed, N skipped"
+  make bench         run the benchmark matrix into results/<run>/ (docs/bench.md)
+  make check         the tests under ASan+UBSan, TSan, valgrind and DEBUG=1, detection
+                     tests, short fuzzing (docs/check.md)
+  make list          strategies, workloads and sizes
+  make report        the HTML report of RUN (default results/latest); make plots: its plots
+  make compare RUNS="results/a results/b"   several runs side by side (docs/compilers.md)
+  make compare BASE=results/a RUNS=results/b   exit 1 when a cell moved beyond the noise (docs/bench.md)
+  make hyperfine     whole-process timings with hyperfine, into RUN (docs/compilers.md)
+  make fuzz          fuzz every row for FUZZ_SECONDS (default 60) each, clang + libFuzzer
+  make fuzz-selftest the fuzzer must find deliberate bugs (AM_FUZZ_INJECT) in two rows
+  make test-windows  MinGW-w64 build, its tests and a cell per row under wine (docs/windows.md)
+  make cells | tests-build | fuzz-build   build just those
+  make clean         remove build/
+
+Variables (make VAR=value ...):
+  CC=clang           the compiler (default gcc), built in build/<its name>/
+  OPT="-O3"          optimisation flags (default -O2); EXTRA_CFLAGS, EXTRA_LDFLAGS: more
+  DEBUG=1            the debug layer (a header and canary per block), in build/<cc>-debug/
+  ALLOCATORS=a,b     only these rows (of allocators/strategies.txt)
+  COMPILERS="gcc clang"  make bench and hyperfine: one build folder each, one matrix
+  QUICK=1            make bench: the small matrix
+  WORKLOADS= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)
+  MARGIN=0.02 REVISITS=   make bench and compare: the practical margin of a mark; revisits (docs/bench.md)
+endef
+help:
+	@:$(info $(HELP))

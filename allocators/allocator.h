@@ -20,6 +20,13 @@
  *   void    S_usage(const S_heap *h, size_t *reserved, size_t *reserved_peak);
  *           bytes taken from the system now and at most (0 where the strategy cannot know)
  *
+ * Slow paths: each inline fast path branches out, for everything it does not
+ * handle itself (an empty free list, a new chunk, a request too big for the
+ * pool, a byte limit), to one function named after it with _slow appended:
+ * S_alloc -> S_alloc_slow, S_free -> S_free_slow, S_realloc -> S_realloc_slow
+ * (an engine under several strategies uses its own prefix: bp_malloc ->
+ * bp_malloc_slow). It is declared AM_NOINLINE in S.h and defined in S.c.
+ *
  * Optionally, for strategies that care about the element type of an array (a
  * Boost pool_allocator<T> serves vector<T> with ordered_malloc(count) from the
  * pool of sizeof(T) chunks), S_HAS_ARRAY 1 and:
@@ -34,6 +41,9 @@
  *   S_THREAD_SAFE      1 if one heap may be used by several threads at once
  *   S_ASAN_POISONS     1 if, under AddressSanitizer, bytes not handed out are
  *                      poisoned (optional; 0 when absent)
+ *   S_RESET_EACH_REPETITION 1 if the cell resets the heap after every
+ *                      repetition even though free reuses (optional; the
+ *                      cell always resets rows whose free reuses nothing)
  *   S_HEAPS_SHARE_STATE 1 if heaps are handles onto one process-wide state
  *                      (Boost's singleton pools): a reset through one purges
  *                      the blocks of all, the first heap's limit binds all, and

@@ -76,21 +76,13 @@ static void bp_grow(bp_pool *p) {
         p->next_size = p->next_size << 1 < p->max_size ? p->next_size << 1 : p->max_size;
 }
 
-/* AM_FUZZ_INJECT=1, a deliberate bug for the fuzzer's self-test only
- * (tests/run_check.py --only fuzz-selftest; never in other builds): chunks are
- * linked AM_MIN_ALIGN bytes short of their partition, so neighbours overlap. */
-#if defined(AM_FUZZ_INJECT) && AM_FUZZ_INJECT == 1
-#define BP_STEP(partition) ((partition) > AM_MIN_ALIGN ? (partition) - AM_MIN_ALIGN : (partition))
-#else
-#define BP_STEP(partition) (partition)
-#endif
-
 /* Links n chunks from start in address order, the last to `end`; under ASan
  * the run is left poisoned: it is free. */
 static void *segregate(char *start, size_t n, size_t partition, void *end) {
     char *c = start;
+    size_t step = AM_FUZZ_HOOK(chunk_step, partition, n);
     am_unpoison(start, n * partition);
-    for (size_t i = 1; i < n; i++, c += BP_STEP(partition)) BP_NEXT(c) = c + BP_STEP(partition);
+    for (size_t i = 1; i < n; i++, c += step) BP_NEXT(c) = c + step;
     BP_NEXT(c) = end;
     am_poison(start, n * partition);
     return start;
@@ -138,7 +130,7 @@ static void *malloc_n(bp_pool *p, size_t n) {
     return NULL;
 }
 
-void *bp_malloc_need_resize(bp_pool *p) {
+void *bp_malloc_slow(bp_pool *p) {
     bp_block *b = block_new(p, p->next_size, 1);
     if (!b) return NULL;
     bp_grow(p);

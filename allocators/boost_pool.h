@@ -66,8 +66,8 @@ typedef struct bp_set {
 } bp_set;
 
 void bp_pool_init(bp_pool *p, size_t partition, size_t max_bytes, bp_budget *b);
-AM_NOINLINE void *bp_malloc_need_resize(bp_pool *p);
-AM_NOINLINE void *bp_ordered_malloc(bp_pool *p, size_t n);
+AM_NOINLINE void *bp_malloc_slow(bp_pool *p);
+void *bp_ordered_malloc(bp_pool *p, size_t n);
 void bp_free_n(bp_pool *p, void *chunks, size_t n);
 void bp_ordered_free_n(bp_pool *p, void *chunks, size_t n);
 void bp_purge(bp_pool *p);
@@ -77,8 +77,8 @@ void bp_set_init(bp_set *s, const am_options *o);
 void bp_set_purge(bp_set *s);
 /* Above BP_MAX_PARTITION, or aligned past AM_MIN_ALIGN: one malloc each, kept
  * on a list so that purge and destroy can return them. */
-AM_NOINLINE void *bp_big_alloc(bp_set *s, size_t n, size_t align);
-AM_NOINLINE void bp_big_free(bp_set *s, void *p);
+void *bp_big_alloc(bp_set *s, size_t n, size_t align);
+void bp_big_free(bp_set *s, void *p);
 
 /* Chunk sizes: single objects are aligned to AM_MIN_ALIGN; arrays only to
  * what their element needs, which a multiple of the element size rounded to 8
@@ -128,7 +128,7 @@ AM_INLINE int bp_moved(void *q, const void *p, size_t old_n, size_t new_n) {
 /* Boost's pool::malloc(): pop, or a new block when the list is empty. */
 AM_INLINE void *bp_malloc(bp_pool *p) {
     void *c = p->first;
-    if (AM_UNLIKELY(c == NULL)) return bp_malloc_need_resize(p);
+    if (AM_UNLIKELY(c == NULL)) return bp_malloc_slow(p);
     p->first = bp_next(c);
     return c;
 }

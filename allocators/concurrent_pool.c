@@ -118,7 +118,11 @@ static void *cp_grow(concurrent_pool_heap *h) {
     return chunk + CP_HDR;
 }
 
-void *cp_alloc_slow(concurrent_pool_heap *h, size_t n) {
+static void *big_alloc(concurrent_pool_heap *h, size_t n, size_t align);
+
+/* the fast path's continuation: the first request (which may fix the block
+ * size), an empty list (grow under the mutex), or a request past the block size */
+void *concurrent_pool_alloc_slow(concurrent_pool_heap *h, size_t n) {
     size_t bs = atomic_load_explicit(&h->block_size, memory_order_acquire);
     if (bs == 0 && n <= CP_AUTO_MAX) {
         am_mutex_lock(h->lock);
@@ -130,7 +134,7 @@ void *cp_alloc_slow(concurrent_pool_heap *h, size_t n) {
         }
         am_mutex_unlock(h->lock);
     }
-    if (n > bs) return cp_big_alloc(h, n, AM_MIN_ALIGN);
+    if (n > bs) return big_alloc(h, n, AM_MIN_ALIGN);
     am_mutex_lock(h->lock);
     /* another thread may have grown the list while this one waited */
 #if AM_CP_LOCKED
@@ -150,7 +154,7 @@ void *cp_alloc_slow(concurrent_pool_heap *h, size_t n) {
     return p;
 }
 
-void *cp_big_alloc(concurrent_pool_heap *h, size_t n, size_t align) {
+static void *big_alloc(concurrent_pool_heap *h, size_t n, size_t align) {
     if (n > SIZE_MAX / 4 || align > SIZE_MAX / 4) return NULL;
     size_t pad = align > AM_MIN_ALIGN ? align : 0;
     size_t bytes = CP_BIG_HDR + pad + n;
@@ -171,7 +175,8 @@ void *cp_big_alloc(concurrent_pool_heap *h, size_t n, size_t align) {
     return p;
 }
 
-void cp_big_free(concurrent_pool_heap *h, void *p) {
+/* a block larger than the pool's: it came from big_alloc */
+void concurrent_pool_free_slow(concurrent_pool_heap *h, void *p) {
     cp_big *b = (cp_big *)((char *)p - CP_BIG_HDR);
     am_mutex_lock(h->lock);
     if (b->prev) b->prev->next = b->next;
@@ -182,12 +187,12 @@ void cp_big_free(concurrent_pool_heap *h, void *p) {
 }
 
 void *concurrent_pool_alloc_aligned(concurrent_pool_heap *h, size_t n, size_t align) {
-    return cp_big_alloc(h, n, align);
+    return big_alloc(h, n, align);
 }
 
 void concurrent_pool_free_aligned(concurrent_pool_heap *h, void *p, size_t n, size_t align) {
     (void)n; (void)align;
-    if (p) cp_big_free(h, p);
+    if (p) concurrent_pool_free_slow(h, p);
 }
 
 void *concurrent_pool_realloc(concurrent_pool_heap *h, void *p, size_t old_n, size_t new_n) {

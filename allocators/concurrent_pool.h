@@ -82,9 +82,8 @@ typedef struct concurrent_pool_heap {
 
 concurrent_pool_heap *concurrent_pool_create(const am_options *o);
 void concurrent_pool_destroy(concurrent_pool_heap *h);
-AM_NOINLINE void *cp_alloc_slow(concurrent_pool_heap *h, size_t n);
-AM_NOINLINE void *cp_big_alloc(concurrent_pool_heap *h, size_t n, size_t align);
-AM_NOINLINE void cp_big_free(concurrent_pool_heap *h, void *p);
+AM_NOINLINE void *concurrent_pool_alloc_slow(concurrent_pool_heap *h, size_t n);
+AM_NOINLINE void concurrent_pool_free_slow(concurrent_pool_heap *h, void *p);
 void *concurrent_pool_alloc_aligned(concurrent_pool_heap *h, size_t n, size_t align);
 void concurrent_pool_free_aligned(concurrent_pool_heap *h, void *p, size_t n, size_t align);
 void *concurrent_pool_realloc(concurrent_pool_heap *h, void *p, size_t old_n, size_t new_n);
@@ -175,9 +174,9 @@ AM_INLINE void cp_push(concurrent_pool_heap *h, cp_link *l) {
 
 AM_INLINE void *concurrent_pool_alloc(concurrent_pool_heap *h, size_t n) {
     if (AM_UNLIKELY(n > atomic_load_explicit(&h->block_size, memory_order_relaxed)))
-        return cp_alloc_slow(h, n);
+        return concurrent_pool_alloc_slow(h, n);
     void *p = cp_pop(h);
-    if (AM_UNLIKELY(p == NULL)) return cp_alloc_slow(h, n);
+    if (AM_UNLIKELY(p == NULL)) return concurrent_pool_alloc_slow(h, n);
     am_unpoison(p, n); /* after the pop: the block is this thread's alone now */
     return p;
 }
@@ -186,16 +185,13 @@ AM_INLINE void concurrent_pool_free(concurrent_pool_heap *h, void *p, size_t n) 
     if (AM_UNLIKELY(p == NULL)) return;
     size_t bs = atomic_load_explicit(&h->block_size, memory_order_relaxed);
     if (AM_UNLIKELY(n > bs)) {
-        cp_big_free(h, p);
+        concurrent_pool_free_slow(h, p);
         return;
     }
     am_poison(p, bs); /* before the push: after it another thread may own the block */
-    cp_push(h, (cp_link *)((char *)p - CP_HDR));
-#if defined(AM_FUZZ_INJECT) && AM_FUZZ_INJECT == 2
-    /* a deliberate bug for the fuzzer's self-test only (never in other
-     * builds): slot 7 of a chunk goes on the list twice, so it is handed out twice */
-    if ((cp_self((cp_link *)((char *)p - CP_HDR)) & 7) == 7) cp_push(h, (cp_link *)((char *)p - CP_HDR));
-#endif
+    cp_link *l = (cp_link *)((char *)p - CP_HDR);
+    cp_push(h, l);
+    if (AM_FUZZ_HOOK(push_again, 0, cp_self(l))) cp_push(h, l);
 }
 
 #endif

@@ -1,7 +1,7 @@
 /* counting.h: the counting wrapper of AM_STATS=1 builds (the -stats cells and the
  * tests): bytes in use, peak, allocations and frees per named owner, in a tree
  * ("TransportManager/cl6_dc3/node3/Channel"), printed as BlazingMQ's counting
- * allocator table (seed 002). It is off until am_counting_start(); then every
+ * allocator table. It is off until am_counting_start(); then every
  * block carries a header (size, owner, heap, magic) so that a double free or a
  * free with the wrong size is caught and recorded.
  *

@@ -51,7 +51,7 @@ void fast_pool_destroy(fast_pool_heap *h) {
     free(h);
 }
 
-void *fast_pool_alloc_big(fast_pool_heap *h, size_t n, size_t align) {
+void *fast_pool_alloc_slow(fast_pool_heap *h, size_t n, size_t align) {
     (void)h;
     FAST_POOL_LOCK();
     void *p = bp_big_alloc(&fast_pool_singletons.set, n, align);
@@ -59,7 +59,7 @@ void *fast_pool_alloc_big(fast_pool_heap *h, size_t n, size_t align) {
     return p;
 }
 
-void fast_pool_free_big(fast_pool_heap *h, void *p) {
+void fast_pool_free_slow(fast_pool_heap *h, void *p) {
     (void)h;
     FAST_POOL_LOCK();
     bp_big_free(&fast_pool_singletons.set, p);
@@ -67,12 +67,12 @@ void fast_pool_free_big(fast_pool_heap *h, void *p) {
 }
 
 void *fast_pool_alloc_aligned(fast_pool_heap *h, size_t n, size_t align) {
-    return fast_pool_alloc_big(h, n, align);
+    return fast_pool_alloc_slow(h, n, align);
 }
 
 void fast_pool_free_aligned(fast_pool_heap *h, void *p, size_t n, size_t align) {
     (void)n; (void)align;
-    fast_pool_free_big(h, p);
+    fast_pool_free_slow(h, p);
 }
 
 void *fast_pool_realloc(fast_pool_heap *h, void *p, size_t old_n, size_t new_n) {
@@ -85,7 +85,7 @@ void *fast_pool_realloc(fast_pool_heap *h, void *p, size_t old_n, size_t new_n) 
 void *fast_pool_alloc_array(fast_pool_heap *h, size_t count, size_t elem) {
     if (elem && count > SIZE_MAX / elem) return NULL;
     size_t part = BP_ARRAY_PARTITION(elem ? elem : 1);
-    if (elem > BP_MAX_PARTITION) return fast_pool_alloc_big(h, count * elem, AM_MIN_ALIGN);
+    if (elem > BP_MAX_PARTITION) return fast_pool_alloc_slow(h, count * elem, AM_MIN_ALIGN);
     bp_pool *p = bp_set_pool(&fast_pool_singletons.set, part);
     size_t chunks = bp_chunks_for(count * elem, part);
     FAST_POOL_LOCK();
@@ -98,7 +98,7 @@ void *fast_pool_alloc_array(fast_pool_heap *h, size_t count, size_t elem) {
 void fast_pool_free_array(fast_pool_heap *h, void *c, size_t count, size_t elem) {
     size_t part = BP_ARRAY_PARTITION(elem ? elem : 1);
     if (!c) return;
-    if (elem > BP_MAX_PARTITION) { fast_pool_free_big(h, c); return; }
+    if (elem > BP_MAX_PARTITION) { fast_pool_free_slow(h, c); return; }
     bp_pool *p = bp_set_pool(&fast_pool_singletons.set, part);
     size_t chunks = bp_chunks_for(count * elem, part);
     FAST_POOL_LOCK();

@@ -1,10 +1,18 @@
 /* fast_pool.h: boost::fast_pool_allocator as a strategy. Single objects are an
  * unordered pop and push on a process-wide pool per chunk size (O(1)); arrays
- * of n > 1 are ordered_malloc(n), but frees stay unordered, so the list soon
- * holds no runs and growing vectors keep taking new blocks: the pathology seed
- * 004 measured (fast_pool 10x-80x slower sorting growing vectors). Kept on purpose,
- * with its cost in memory: each new block doubles, so without a limit or
- * max_chunk a long vector-heavy run can reserve hundreds of MB.
+ * of n > 1 are ordered_malloc(n), a walk of the free list for n chunks in a
+ * row, but frees stay unordered: each freed array goes back as a run at the
+ * front, split again by the next smaller requests, so the list fills with short
+ * runs that every ordered_malloc(n) walks past, and a new block (twice the
+ * last) is taken only when no run is long enough. The list never shrinks: the
+ * cost of growing a vector rises with the pool's age (thrash_pool_sort at 910
+ * leaves about 3.4 more runs a repetition). That is the pathology the 2009
+ * Boost monotonic comparison measured (fast_pool 10x-118x slower sorting
+ * growing vectors, in one process that had run every smaller size first). A
+ * fresh cell process measures a young pool; `am-cell --age N` measures the
+ * pool a program has after N repetitions (docs/measurements.md). Kept
+ * on purpose, with its cost in memory: without a limit or max_chunk a long
+ * vector-heavy run reserves tens of MB (19.8 MB after 2,000 repetitions).
  *
  * Heaps are handles onto the one set of pools (Boost's singleton_pool):
  * fast_pool_HEAPS_SHARE_STATE. Without AM_FAST_POOL_MUTEX even separate heaps
@@ -47,8 +55,8 @@ typedef struct fast_pool_heap {
 
 fast_pool_heap *fast_pool_create(const am_options *o);
 void fast_pool_destroy(fast_pool_heap *h);
-AM_NOINLINE void *fast_pool_alloc_big(fast_pool_heap *h, size_t n, size_t align);
-AM_NOINLINE void fast_pool_free_big(fast_pool_heap *h, void *p);
+AM_NOINLINE void *fast_pool_alloc_slow(fast_pool_heap *h, size_t n, size_t align);
+AM_NOINLINE void fast_pool_free_slow(fast_pool_heap *h, void *p);
 void *fast_pool_alloc_aligned(fast_pool_heap *h, size_t n, size_t align);
 void fast_pool_free_aligned(fast_pool_heap *h, void *p, size_t n, size_t align);
 void *fast_pool_realloc(fast_pool_heap *h, void *p, size_t old_n, size_t new_n);
@@ -68,7 +76,7 @@ void fast_pool_usage(const fast_pool_heap *h, size_t *reserved, size_t *reserved
 
 AM_INLINE void *fast_pool_alloc(fast_pool_heap *h, size_t n) {
     size_t part = BP_OBJECT_PARTITION(n); /* wraps near SIZE_MAX: test n */
-    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) return fast_pool_alloc_big(h, n, AM_MIN_ALIGN);
+    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) return fast_pool_alloc_slow(h, n, AM_MIN_ALIGN);
     bp_pool *p = bp_set_pool(&fast_pool_singletons.set, part);
     FAST_POOL_LOCK();
     void *c = bp_malloc(p);
@@ -79,7 +87,7 @@ AM_INLINE void *fast_pool_alloc(fast_pool_heap *h, size_t n) {
 AM_INLINE void fast_pool_free(fast_pool_heap *h, void *c, size_t n) {
     size_t part = BP_OBJECT_PARTITION(n);
     if (AM_UNLIKELY(c == NULL)) return;
-    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) { fast_pool_free_big(h, c); return; }
+    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) { fast_pool_free_slow(h, c); return; }
     bp_pool *p = bp_set_pool(&fast_pool_singletons.set, part);
     FAST_POOL_LOCK();
     bp_free(p, c);

@@ -1,4 +1,5 @@
-/* ideal.c: creating and touching the one buffer; the rest is in ideal.h. */
+/* ideal.c: the buffer, large blocks, resizing and reset; the fast paths are in
+ * ideal.h. */
 #include "ideal.h"
 #include <stdlib.h>
 #include <string.h>
@@ -15,26 +16,65 @@ ideal_heap *ideal_create(const am_options *o) {
     /* Not touched here: reset rewinds to the same pages, so the warm-up
      * repetition touches exactly the pages a workload uses, before any sample. */
     h->size = size;
-    h->cur = h->base;
-    h->end = h->base + usable;
-    h->poisoned = h->base;
+    h->bump.cur = h->base;
+    h->bump.end = h->base + usable;
+    h->bump.poisoned = h->base;
     return h;
 }
 
 void ideal_destroy(ideal_heap *h) {
     if (!h) return;
     /* the address range may be mapped again, by anyone */
-    am_unpoison(h->base, (size_t)(h->poisoned - h->base));
+    am_unpoison(h->base, (size_t)(h->bump.poisoned - h->base));
     am_vm_release(h->base, h->size);
     free(h);
 }
 
+/* A free large block: its link, and its rounded size (it has room for both). */
+typedef struct ideal_large { struct ideal_large *next; size_t need; } ideal_large;
+
+static unsigned large_list(size_t need) { return am_bit_width(need) % AM_IDEAL_LARGE_LISTS; }
+
+/* The newest free block of exactly this rounded size, else a bumped one
+ * (once any large block has been freed since reset). */
+void *ideal_alloc_slow(ideal_heap *h, size_t n) {
+    size_t need = AM_ALIGN_UP(n, AM_MIN_ALIGN);
+    if (need < n) return NULL;
+    unsigned list = large_list(need);
+    ideal_large *prev = NULL, *b = h->large[list];
+    while (b) { /* prev's header stays addressable while b is looked at */
+        am_unpoison(b, sizeof *b);
+        if (b->need == need) {
+            if (prev) prev->next = b->next;
+            else h->large[list] = b->next;
+            if (prev) am_poison(prev, sizeof *prev);
+            am_poison(b, need);
+            am_unpoison(b, n);
+            return b;
+        }
+        if (prev) am_poison(prev, sizeof *prev);
+        prev = b;
+        b = b->next;
+    }
+    if (prev) am_poison(prev, sizeof *prev);
+    return am_bump_alloc(&h->bump, n);
+}
+
+/* A large block that is not the last one bumped: kept for an exact-size reuse. */
+void ideal_free_slow(ideal_heap *h, void *p, size_t n) {
+    size_t need = AM_ALIGN_UP(n, AM_MIN_ALIGN);
+    ideal_large *b = p;
+    b->need = need;
+    b->next = h->large[large_list(need)];
+    h->large[large_list(need)] = b;
+    h->large_used = 1;
+    am_poison(p, need);
+}
+
 void *ideal_alloc_aligned(ideal_heap *h, size_t n, size_t align) {
-    char *p = (char *)AM_ALIGN_UP((uintptr_t)h->cur, align);
-    if (p > h->end || n > (size_t)(h->end - p)) return NULL;
-    h->cur = p + AM_ALIGN_UP(n, AM_MIN_ALIGN);
-    AM_IDEAL_ASAN_HANDOUT(h, p, n);
-    return p;
+    size_t k = ideal_class(n);
+    if (k < AM_IDEAL_CLASSES) h->small_used |= (uint64_t)1 << k;
+    return am_bump_alloc_aligned(&h->bump, n, align);
 }
 
 void ideal_free_aligned(ideal_heap *h, void *p, size_t n, size_t align) {
@@ -42,43 +82,25 @@ void ideal_free_aligned(ideal_heap *h, void *p, size_t n, size_t align) {
     ideal_free(h, p, n);
 }
 
-void *ideal_realloc(ideal_heap *h, void *p, size_t old_n, size_t new_n) {
-    if (p && (char *)p + AM_ALIGN_UP(old_n, AM_MIN_ALIGN) == h->cur) {
-        /* the last block grows or shrinks where it is */
-        size_t need = AM_ALIGN_UP(new_n, AM_MIN_ALIGN);
-        if (need > (size_t)(h->end - (char *)p)) return NULL;
-        h->cur = (char *)p + need;
-        am_poison(p, AM_ALIGN_UP(old_n, AM_MIN_ALIGN));
-        AM_IDEAL_ASAN_HANDOUT(h, p, new_n);
-        return p;
-    }
-    void *q = ideal_alloc(h, new_n);
-    if (q && p) {
+/* A shrink (any block shrinks in place; the last one gives bytes back) or a
+ * move: a new block, a copy and a free. */
+void *ideal_realloc_slow(ideal_heap *h, void *p, size_t old_n, size_t new_n) {
+    ideal_note_high(h);
+    void *q = am_bump_resize(&h->bump, p, old_n, new_n);
+    size_t k = ideal_class(new_n);
+    if (q && k < AM_IDEAL_CLASSES) h->small_used |= (uint64_t)1 << k;
+    if (q) return q;
+    q = ideal_alloc(h, new_n);
+    if (q) {
         memcpy(q, p, old_n < new_n ? old_n : new_n);
         ideal_free(h, p, old_n);
     }
     return q;
 }
 
-void ideal_reset(ideal_heap *h) {
-    size_t used = (size_t)(h->cur - h->base);
-    if (used > h->high) h->high = used;
-    am_poison(h->base, used);
-    h->cur = h->base;
-}
-
-void ideal_poison_ahead(ideal_heap *h) {
-    size_t step = (size_t)1 << 20;
-    char *to = (size_t)(h->end - h->cur) > step ? h->cur + step : h->end;
-    if (to > h->poisoned) {
-        am_poison(h->poisoned, (size_t)(to - h->poisoned));
-        h->poisoned = to;
-    }
-}
-
 /* The buffer is address space; what counts is the part ever handed out. */
 void ideal_usage(const ideal_heap *h, size_t *reserved, size_t *reserved_peak) {
-    size_t used = (size_t)(h->cur - h->base);
+    size_t used = (size_t)(h->bump.cur - h->base);
     size_t high = used > h->high ? used : h->high;
     *reserved = AM_ALIGN_UP(high, am_page_size());
     *reserved_peak = *reserved;

@@ -188,7 +188,7 @@ void mmap_arena_free_aligned(mmap_arena_heap *h, void *p, size_t n, size_t align
     am_bump_free(&h->bump, p, n);
 }
 
-void *mmap_arena_move(mmap_arena_heap *h, void *p, size_t old_n, size_t new_n) {
+void *mmap_arena_realloc_slow(mmap_arena_heap *h, void *p, size_t old_n, size_t new_n) {
     void *q = mmap_arena_alloc(h, new_n);
     if (q) {
         memcpy(q, p, old_n < new_n ? old_n : new_n);

@@ -1,4 +1,4 @@
-/* mmap_arena.h: seed 003's mmap-backed allocator as a bump arena. Like
+/* mmap_arena.h: OSRM's mmap allocator (a data facade backed by mmap) as a bump arena. Like
  * monotonic (free gives bytes back only for the last block), but every chunk
  * is its own mapping, and reset keeps all of them and rewinds to the first:
  * the chunks after it are reused in order before any new one is mapped, so a
@@ -13,7 +13,7 @@
  * an interrupted run leaves nothing behind); elsewhere it is removed on
  * destroy. Either way it is gone once the heap is destroyed.
  *
- * For workloads that evict pages (seed 003's memory-pressure runs):
+ * For workloads that evict pages (OSRM's runs under memory pressure):
  * mmap_arena_regions lists the chunks in the order they are used, and mmap_arena_evict
  * drops a range of one of them from memory, writing file pages back first.
  * The contents survive eviction: file pages are re-read from the file, and
@@ -61,7 +61,7 @@ void mmap_arena_destroy(mmap_arena_heap *h);
 AM_NOINLINE void *mmap_arena_alloc_slow(mmap_arena_heap *h, size_t n, size_t align);
 void *mmap_arena_alloc_aligned(mmap_arena_heap *h, size_t n, size_t align);
 void mmap_arena_free_aligned(mmap_arena_heap *h, void *p, size_t n, size_t align);
-void *mmap_arena_move(mmap_arena_heap *h, void *p, size_t old_n, size_t new_n);
+AM_NOINLINE void *mmap_arena_realloc_slow(mmap_arena_heap *h, void *p, size_t old_n, size_t new_n);
 void mmap_arena_reset(mmap_arena_heap *h);
 void mmap_arena_usage(const mmap_arena_heap *h, size_t *reserved, size_t *reserved_peak);
 
@@ -93,7 +93,7 @@ AM_INLINE void *mmap_arena_realloc(mmap_arena_heap *h, void *p, size_t old_n, si
     if (p == NULL) return mmap_arena_alloc(h, new_n);
     void *q = am_bump_resize(&h->bump, p, old_n, new_n);
     if (AM_LIKELY(q != NULL)) return q;
-    return mmap_arena_move(h, p, old_n, new_n);
+    return mmap_arena_realloc_slow(h, p, old_n, new_n);
 }
 
 #endif

@@ -159,7 +159,7 @@ void monotonic_free_aligned(monotonic_heap *h, void *p, size_t n, size_t align) 
     am_bump_free(&h->bump, p, n);
 }
 
-void *monotonic_move(monotonic_heap *h, void *p, size_t old_n, size_t new_n) {
+void *monotonic_realloc_slow(monotonic_heap *h, void *p, size_t old_n, size_t new_n) {
     void *q = monotonic_alloc(h, new_n);
     if (q) {
         memcpy(q, p, old_n < new_n ? old_n : new_n);

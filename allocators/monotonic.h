@@ -1,10 +1,10 @@
-/* monotonic.h: a bump arena, seed 004's monotonic allocator (C++'s
- * monotonic_buffer_resource). Blocks are cut from chunks taken from malloc, each
+/* monotonic.h: a bump arena, the monotonic allocator of the 2009 Boost
+ * monotonic comparison (C++'s monotonic_buffer_resource). Blocks are cut from chunks taken from malloc, each
  * chunk twice the one before; free gives bytes back only for the last block
  * handed out, and reset keeps the first chunk and rewinds. Not a general
  * allocator: a block freed in the middle is reused only after reset.
  *
- * Built with -DAM_MONOTONIC_LOCAL=1 (the monotonic-local row, seed 004's
+ * Built with -DAM_MONOTONIC_LOCAL=1 (the monotonic-local row, the comparison's
  * "local" column, whose storage was on the stack), a heap created without
  * am_options.buffer starts from a buffer of AM_MONOTONIC_LOCAL_BYTES in the
  * creating thread's thread-local storage. One heap per thread at a time uses
@@ -57,7 +57,7 @@ void monotonic_destroy(monotonic_heap *h);
 AM_NOINLINE void *monotonic_alloc_slow(monotonic_heap *h, size_t n, size_t align);
 void *monotonic_alloc_aligned(monotonic_heap *h, size_t n, size_t align);
 void monotonic_free_aligned(monotonic_heap *h, void *p, size_t n, size_t align);
-void *monotonic_move(monotonic_heap *h, void *p, size_t old_n, size_t new_n);
+AM_NOINLINE void *monotonic_realloc_slow(monotonic_heap *h, void *p, size_t old_n, size_t new_n);
 void monotonic_reset(monotonic_heap *h);
 void monotonic_usage(const monotonic_heap *h, size_t *reserved, size_t *reserved_peak);
 
@@ -79,7 +79,7 @@ AM_INLINE void *monotonic_realloc(monotonic_heap *h, void *p, size_t old_n, size
     if (p == NULL) return monotonic_alloc(h, new_n);
     void *q = am_bump_resize(&h->bump, p, old_n, new_n);
     if (AM_LIKELY(q != NULL)) return q;
-    return monotonic_move(h, p, old_n, new_n);
+    return monotonic_realloc_slow(h, p, old_n, new_n);
 }
 
 #endif

@@ -29,6 +29,8 @@ typedef struct pool_heap {
 
 pool_heap *pool_create(const am_options *o);
 void pool_destroy(pool_heap *h);
+AM_NOINLINE void *pool_alloc_slow(pool_heap *h, size_t n);
+AM_NOINLINE void pool_free_slow(pool_heap *h, void *p);
 void *pool_alloc_aligned(pool_heap *h, size_t n, size_t align);
 void pool_free_aligned(pool_heap *h, void *p, size_t n, size_t align);
 void *pool_realloc(pool_heap *h, void *p, size_t old_n, size_t new_n);
@@ -39,21 +41,23 @@ void pool_reset(pool_heap *h);
 void pool_usage(const pool_heap *h, size_t *reserved, size_t *reserved_peak);
 
 /* ordered_malloc(1): on a non-empty list that is the head, as Boost's malloc_n
- * finds at once; an empty list takes the slow path's new block. */
+ * finds at once; an empty list (a new block) or a request above
+ * BP_MAX_PARTITION takes the slow path. */
 AM_INLINE void *pool_alloc(pool_heap *h, size_t n) {
     size_t part = BP_OBJECT_PARTITION(n); /* wraps near SIZE_MAX: test n */
-    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) return bp_big_alloc(&h->set, n, AM_MIN_ALIGN);
+    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) return pool_alloc_slow(h, n);
     bp_pool *p = bp_set_pool(&h->set, part);
     void *c = p->first;
-    if (AM_UNLIKELY(c == NULL)) return bp_handout(bp_ordered_malloc(p, 1), n);
+    if (AM_UNLIKELY(c == NULL)) return pool_alloc_slow(h, n);
     p->first = bp_next(c);
     return bp_handout(c, n);
 }
 
+/* ordered_free: a walk of the free list, out of line in the engine */
 AM_INLINE void pool_free(pool_heap *h, void *p, size_t n) {
     size_t part = BP_OBJECT_PARTITION(n);
     if (AM_UNLIKELY(p == NULL)) return;
-    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) bp_big_free(&h->set, p);
+    if (AM_UNLIKELY(n > BP_MAX_PARTITION)) pool_free_slow(h, p);
     else bp_ordered_free_n(bp_set_pool(&h->set, part), p, 1);
 }
 

@@ -34,17 +34,17 @@ static void give_bytes(system_heap *h, size_t n) {
     atomic_fetch_sub_explicit(&h->live, n, memory_order_relaxed);
 }
 
-void *system_alloc_limited(system_heap *h, size_t n) {
+void *system_alloc_slow(system_heap *h, size_t n) {
     if (!take_bytes(h, n)) return NULL;
     void *p = malloc(n);
     if (!p) give_bytes(h, n);
     return p;
 }
 
-void system_free_limited(system_heap *h, void *p, size_t n) {
+void system_free_slow(system_heap *h, void *p, size_t n) {
     if (!p) return;
     give_bytes(h, n);
-    free(p);
+    system_sized_free(p, n);
 }
 
 void *system_alloc_aligned(system_heap *h, size_t n, size_t align) {

@@ -125,7 +125,7 @@ static void poison_carved(tls_size_class_heap *h, char *b, size_t n) {
     am_unpoison(b, n);
 }
 
-void *tls_size_class_refill(tls_size_class_heap *h, unsigned k, size_t n) {
+void *tls_size_class_alloc_slow(tls_size_class_heap *h, unsigned k, size_t n) {
     if (k >= AM_TSC_CLASSES) return NULL;
     AM_TSC_CHECK_OWNER(h);
     size_t size = (size_t)1 << k;

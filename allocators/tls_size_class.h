@@ -1,4 +1,4 @@
-/* tls_size_class.h: OSRM's thread-local pool (seed 000), with classes in
+/* tls_size_class.h: OSRM's query heap pool (a thread-local PoolAllocator), with classes in
  * bytes: a request of n bytes takes a block of 2^k bytes, k = ceil(log2(n))
  * (16 bytes at least), from the free list of class k; an empty class carves
  * one block from the heap's current malloc block, and when that is too small
@@ -64,7 +64,7 @@ typedef struct tls_size_class_heap {
 
 tls_size_class_heap *tls_size_class_create(const am_options *o);
 void tls_size_class_destroy(tls_size_class_heap *h);
-AM_NOINLINE void *tls_size_class_refill(tls_size_class_heap *h, unsigned k, size_t n);
+AM_NOINLINE void *tls_size_class_alloc_slow(tls_size_class_heap *h, unsigned k, size_t n);
 void *tls_size_class_alloc_aligned(tls_size_class_heap *h, size_t n, size_t align);
 void tls_size_class_free_aligned(tls_size_class_heap *h, void *p, size_t n, size_t align);
 void tls_size_class_reset(tls_size_class_heap *h);
@@ -97,7 +97,7 @@ AM_INLINE void *tls_size_class_alloc(tls_size_class_heap *h, size_t n) {
             return b;
         }
     }
-    return tls_size_class_refill(h, k, n);
+    return tls_size_class_alloc_slow(h, k, n);
 }
 
 AM_INLINE void tls_size_class_free(tls_size_class_heap *h, void *p, size_t n) {

@@ -12,6 +12,17 @@
 #define AM_STATS 0
 #endif
 
+/* The fuzzer's self-test (make fuzz-selftest) proves the fuzzer finds bugs by
+ * building rows with deliberate ones. They reach allocator code only through
+ * AM_FUZZ_HOOK(site, value, context), which in every other build is the value;
+ * the bugs are written in fuzz/inject.h alone, which -DAM_FUZZ_INJECT=n brings
+ * in and which does not compile in a build that could be measured. */
+#ifdef AM_FUZZ_INJECT
+#include "../fuzz/inject.h"
+#else
+#define AM_FUZZ_HOOK(site, value, context) (value)
+#endif
+
 typedef struct am_options {
     size_t limit;         /* most bytes the heap may take from the system; 0 = no limit */
     size_t block_size;    /* fixed-size pools: the block size (0 = the first request's) */

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the fuzzer's seed corpus, fuzz/corpus/*: a few short operation
+"""Writes the fuzzer's starting corpus, fuzz/corpus/*: a few short operation
 sequences in fuzz_allocator.c's encoding (first byte of each operation % 10:
 0-2 alloc, 3 aligned alloc, 4 array alloc, 5 realloc, 6-8 free, 9 reset).
 Run once; the files are committed. Not a fuzzer itself. fuzz/corpus/regress-*
@@ -16,7 +16,7 @@ def alloc(size, kind=0):  # pick_size: the low three bits choose the range
     return bytes([0, r & 0xFF, (r >> 8) & 0xFF])
 
 
-def seeds():
+def entries():
     yield "alloc_free", alloc(0x10) + alloc(0x31, 4) + alloc(200, 7) + bytes([6, 0, 6, 0])
     yield "aligned", bytes([3, 6]) + alloc(0x41)[1:] + bytes([3, 12, 0x22, 0x01]) + bytes([7, 1, 7, 0])
     yield "realloc_grow_shrink", alloc(0x20) + bytes([5, 0, 0xFF, 0x10, 5, 0, 0x04, 0x00, 6, 0])
@@ -29,7 +29,7 @@ def seeds():
 def main():
     out = os.path.join(HERE, "corpus")
     os.makedirs(out, exist_ok=True)
-    for name, data in seeds():
+    for name, data in entries():
         path = os.path.join(out, name)
         with open(path + ".tmp", "wb") as f:
             f.write(data)

@@ -72,11 +72,22 @@ AM_INLINE unsigned am_bit_width(size_t x) {
 #endif
 
 /* Keep the compiler from deleting work whose result is otherwise unused
- * (Google Benchmark's DoNotOptimize; jemalloc's microbench warns of the same). */
-void am_escape(const void *p);
+ * (Google Benchmark's DoNotOptimize; jemalloc's microbench warns of the same):
+ * the pointer escapes, and memory may have been read. Inline, so a measured
+ * loop pays no call for it however the row is compiled. */
 #if defined(_MSC_VER) && !defined(__clang__)
+/* MSVC has no inline asm on x64: a store to a volatile the compiler cannot see
+ * through (defined in platform_win32.c), and a barrier for the memory */
+extern const void *volatile am_escape_sink;
+AM_INLINE void am_escape(const void *p) {
+    am_escape_sink = p;
+    _ReadWriteBarrier();
+}
 #define AM_CLOBBER() _ReadWriteBarrier()
 #else
+AM_INLINE void am_escape(const void *p) {
+    __asm__ __volatile__("" : : "r"(p) : "memory");
+}
 #define AM_CLOBBER() __asm__ __volatile__("" ::: "memory")
 #endif
 
@@ -99,6 +110,7 @@ typedef struct am_thread am_thread;
 typedef void (*am_thread_fn)(void *arg);
 am_thread *am_thread_start(am_thread_fn fn, void *arg); /* NULL on failure */
 void am_thread_join(am_thread *t);
+void am_thread_yield(void); /* let another thread run (while waiting for others) */
 unsigned am_cpu_count(void);
 
 /* Runs fn(arg) in the calling thread when that thread ends (returns from its
@@ -135,6 +147,19 @@ int am_file_evict(am_file_map *m, size_t offset, size_t bytes);
 
 /* ---- process ---- */
 size_t am_peak_rss_bytes(void); /* peak resident set of this process */
+/* Page faults of this process so far, every thread's: minor (the page was in
+ * memory or zero-filled) and major (read from disk). 0 on success. Windows
+ * counts both kinds together: all of them are reported as minor there. */
+int am_page_faults(uint64_t *minor, uint64_t *major);
+
+/* The library that serves this process's malloc, written to buf (n bytes, NUL
+ * ended): the file that defines the malloc calls are bound to, then the version
+ * from the library's own call where it has one, e.g. "libjemalloc.so.2
+ * jemalloc 5.3.0-0-g54eaed1d", "libc.so.6 glibc 2.36". So a row linked against
+ * a malloc library can prove the library is the one measured (LD_PRELOAD, a
+ * missing -l, a static malloc would all show here). 0 when found, -1 when not
+ * (buf then says why). */
+int am_malloc_library(char *buf, size_t n);
 
 /* ---- hardware counters: user-mode instructions and cycles of this process ----
  * open returns NULL where they cannot be read (no perf_event_open, not permitted,

@@ -5,9 +5,12 @@
 #define _GNU_SOURCE 1
 #include "platform.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,15 +20,9 @@
 #include <unistd.h>
 #if defined(__linux__)
 #include <linux/perf_event.h>
-#include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #endif
-
-void am_escape(const void *p) {
-    /* an empty asm that claims to read p: the pointer escapes */
-    __asm__ __volatile__("" : : "r"(p) : "memory");
-}
 
 uint64_t am_now_ns(void) {
     struct timespec ts;
@@ -57,6 +54,8 @@ void am_thread_join(am_thread *t) {
     pthread_join(t->id, NULL);
     free(t);
 }
+
+void am_thread_yield(void) { sched_yield(); }
 
 unsigned am_cpu_count(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -211,6 +210,14 @@ size_t am_peak_rss_bytes(void) {
 #endif
 }
 
+int am_page_faults(uint64_t *minor, uint64_t *major) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
+    *minor = (uint64_t)ru.ru_minflt;
+    *major = (uint64_t)ru.ru_majflt;
+    return 0;
+}
+
 #if defined(__linux__) && defined(__NR_perf_event_open)
 struct am_hw_counters { int instructions, cycles; };
 
@@ -286,4 +293,63 @@ int am_hw_counters_stop(am_hw_counters *c, uint64_t *instructions, uint64_t *cyc
 }
 void am_hw_counters_close(am_hw_counters *c) { (void)c; }
 #endif
+
+/* ---- the library that serves malloc ---- */
+/* name as defined by the object loaded at base itself: a handle's dlsym also
+ * searches the object's dependencies (libjemalloc's brings glibc's calls) */
+static void *symbol_of(void *lib, const void *base, const char *name) {
+    Dl_info info;
+    void *sym = lib ? dlsym(lib, name) : NULL;
+    return sym && dladdr(sym, &info) && info.dli_fbase == base ? sym : NULL;
+}
+
+/* The version, from the call each library has for it: jemalloc, gperftools'
+ * tcmalloc, mimalloc, glibc; nothing for others (musl has none). A function's
+ * address comes from dlsym as a void *, copied into a function pointer as
+ * POSIX allows. */
+static void library_version(void *lib, const void *base, char *buf, size_t n) {
+    void *sym;
+    buf[0] = 0;
+    if ((sym = symbol_of(lib, base, "mallctl")) != NULL) {
+        int (*fn)(const char *, void *, size_t *, void *, size_t);
+        const char *v = NULL;
+        size_t len = sizeof v;
+        memcpy(&fn, &sym, sizeof fn);
+        if (fn("version", &v, &len, NULL, 0) == 0 && v) snprintf(buf, n, "jemalloc %s", v);
+    } else if ((sym = symbol_of(lib, base, "tc_version")) != NULL) {
+        const char *(*fn)(int *, int *, const char **);
+        int major, minor;
+        const char *patch;
+        memcpy(&fn, &sym, sizeof fn);
+        snprintf(buf, n, "%s", fn(&major, &minor, &patch));
+    } else if ((sym = symbol_of(lib, base, "mi_version")) != NULL) {
+        int (*fn)(void);
+        memcpy(&fn, &sym, sizeof fn);
+        int v = fn(); /* 209: 2.0.9 */
+        snprintf(buf, n, "mimalloc %d.%d.%d", v / 100, v / 10 % 10, v % 10);
+    } else if ((sym = symbol_of(lib, base, "gnu_get_libc_version")) != NULL) {
+        const char *(*fn)(void);
+        memcpy(&fn, &sym, sizeof fn);
+        snprintf(buf, n, "glibc %s", fn());
+    }
+}
+
+int am_malloc_library(char *buf, size_t n) {
+    /* the definition the dynamic linker binds malloc to, preloads included;
+     * &malloc itself would be the executable's PLT entry in a non-PIE build */
+    void *fn = dlsym(RTLD_DEFAULT, "malloc");
+    Dl_info info;
+    if (!fn || !dladdr(fn, &info) || !info.dli_fname || !*info.dli_fname) {
+        snprintf(buf, n, "unknown (no dynamic symbol malloc: a static executable?)");
+        return -1;
+    }
+    const char *base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    char version[160];
+    void *lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    library_version(lib, info.dli_fbase, version, sizeof version);
+    if (lib) dlclose(lib);
+    snprintf(buf, n, "%s%s%s", base, version[0] ? " " : "", version);
+    return 0;
+}
 #endif

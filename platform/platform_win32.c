@@ -14,6 +14,7 @@
 
 #include <windows.h>
 #include <psapi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,18 +24,9 @@
 
 /* ---- compiler ---- */
 
-#if defined(__GNUC__) || defined(__clang__)
-void am_escape(const void *p) {
-    __asm__ __volatile__("" : : "r"(p) : "memory");
-}
-#else
-/* MSVC has no inline asm on x64: a store to a volatile the compiler cannot
- * see through makes the pointer escape just the same. */
-static const void *volatile am_escape_sink;
-void am_escape(const void *p) {
-    am_escape_sink = p;
-    _ReadWriteBarrier();
-}
+#if defined(_MSC_VER) && !defined(__clang__)
+/* where platform.h's am_escape stores the pointer on MSVC */
+const void *volatile am_escape_sink;
 #endif
 
 /* ---- time ---- */
@@ -87,6 +79,8 @@ void am_thread_join(am_thread *t) {
     CloseHandle(t->handle);
     free(t);
 }
+
+void am_thread_yield(void) { SwitchToThread(); }
 
 unsigned am_cpu_count(void) {
     /* every processor group, not only this thread's (machines past 64 CPUs) */
@@ -249,6 +243,47 @@ size_t am_peak_rss_bytes(void) {
     pmc.cb = sizeof pmc;
     if (!GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof pmc)) return 0;
     return (size_t)pmc.PeakWorkingSetSize;
+}
+
+int am_page_faults(uint64_t *minor, uint64_t *major) {
+    PROCESS_MEMORY_COUNTERS pmc;
+    memset(&pmc, 0, sizeof pmc);
+    pmc.cb = sizeof pmc;
+    if (!GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof pmc)) return -1;
+    *minor = (uint64_t)pmc.PageFaultCount; /* soft and hard together */
+    *major = 0;
+    return 0;
+}
+
+/* The module that holds the malloc this code calls: the C runtime DLL
+ * (ucrtbase.dll, msvcrt.dll) or, with a static runtime, the executable itself.
+ * Where malloc is reached through an import thunk in the executable, the
+ * thunk's jump is followed to the DLL. No version call: the file name says it. */
+int am_malloc_library(char *buf, size_t n) {
+    void *(*fn)(size_t) = malloc;
+    const unsigned char *addr;
+    memcpy(&addr, &fn, sizeof addr);
+#if defined(_M_X64) || defined(__x86_64__)
+    /* jmp qword ptr [rip + disp32]: FF 25 disp32 */
+    if (addr[0] == 0xFF && addr[1] == 0x25) {
+        int32_t disp;
+        memcpy(&disp, addr + 2, sizeof disp);
+        memcpy(&addr, addr + 6 + disp, sizeof addr);
+    }
+#endif
+    HMODULE mod = NULL;
+    char path[MAX_PATH];
+    if (!GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                            (LPCSTR)addr, &mod) ||
+        !GetModuleFileNameA(mod, path, sizeof path)) {
+        snprintf(buf, n, "unknown (no module holds malloc)");
+        return -1;
+    }
+    const char *base = path;
+    for (const char *c = path; *c; c++)
+        if (*c == '\\' || *c == '/') base = c + 1;
+    snprintf(buf, n, "%s%s", base, mod == GetModuleHandleA(NULL) ? " (static runtime)" : "");
+    return 0;
 }
 
 /* ---- thread exit hooks ---- */

@@ -1,9 +1,15 @@
-/* cell_main.c: the measured process. One run of am-cell-<strategy> measures one
- * cell (strategy, workload, size): calibrate the repetitions so a sample lasts
- * at least --min-ms, warm up, take --samples samples, verify every sample's
- * checksum against the workload's reference, and print one JSON object.
- * The runner (runner/allocmark.py) starts one such process per cell. */
-#include <errno.h>
+/* cell_main.c: the measured process. One run of am-cell-<row> measures one cell
+ * (row, workload, size, threads, param) and prints it as one JSON object:
+ *   reference  the workload's reference checksum for each repetition seed,
+ *              computed before any heap exists, so it cannot disturb one;
+ *   calibrate  without --reps: the repetitions that make a sample last
+ *              --min-ms, on a heap of its own that is destroyed afterwards;
+ *   warm up    one sample on the measured heap, its checksum checked;
+ *   sample     --samples timed samples, each checked, with their page faults;
+ *   report     the JSON line.
+ * The runner (runner/allocmark.py) starts one such process per visit to a cell;
+ * later visits pass the first one's --reps, and then do exactly what it did
+ * after calibrating. Not a benchmark loop for anything but a workload. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,224 +17,387 @@
 #include <string.h>
 
 #include "calibrate.h"
+#include "cell_args.h"
+#include "cell_json.h"
+#include "cell_list.h"
 #include "workload.h"
 
-typedef struct cell_args {
-    const char *workload;
-    size_t size;
-    unsigned samples;
-    double min_ms;
-    uint64_t seed;
-    unsigned threads;
-    double param;
-    size_t limit;
-    uint64_t mem_limit; /* 0: none */
-    unsigned reps; /* 0: calibrate */
-    int has_expect; /* expect: the reference checksum of a sample at reps, known from an earlier run */
-    uint64_t expect;
-    int stats_only;
-    int counting_table;
-} cell_args;
-
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: am-cell-%s --workload NAME --size N [options]\n"
-            "Measures one cell in this process and prints it as JSON.\n"
-            "  --samples N    samples to take (default 9)\n"
-            "  --min-ms X     shortest sample in milliseconds (default 10)\n"
-            "  --seed N       seed of the workload's random choices (default 1)\n"
-            "  --threads N    threads, for threaded workloads (default 1)\n"
-            "  --param X      the workload's knob (see --list)\n"
-            "  --limit BYTES  heap byte limit (default none)\n"
-            "  --mem-limit BYTES  cap the process's address space (RLIMIT_AS): a size that\n"
-            "                 does not fit fails as out of memory (not on Windows)\n"
-            "  --reps N       repetitions per sample instead of calibrating\n"
-            "  --expect SUM   with --reps: a sample's reference checksum, as an earlier\n"
-            "                 run at the same seed and --reps printed it (\"expect\"), so\n"
-            "                 the reference is not computed again\n"
-            "  --stats-only   one repetition, print the allocator statistics\n"
-            "  --stats        (-stats build) two repetitions through the counting wrapper:\n"
-            "                 bytes and calls per owner, as tables, after each\n"
-            "  --list         workloads and their sizes\n",
-            AM_ROW_NAME);
-}
-
-static int parse_u64(const char *flag, const char *s, uint64_t *out) {
-    char *end;
-    errno = 0;
-    if (!s || !*s || *s == '-') goto bad;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end) goto bad;
-    *out = v;
-    return 1;
-bad:
-    fprintf(stderr, "am-cell: %s needs a whole number, got '%s'\n", flag, s ? s : "");
-    return 0;
-}
-
-/* a count that must be at least 1 */
-static int parse_count(const char *flag, const char *s, uint64_t *out) {
-    if (!parse_u64(flag, s, out)) return 0;
-    if (*out) return 1;
-    fprintf(stderr, "am-cell: %s must be at least 1, got '%s'\n", flag, s);
-    return 0;
-}
-
-static int parse_double(const char *flag, const char *s, double *out) {
-    char *end;
-    if (!s || !*s) goto bad;
-    *out = strtod(s, &end);
-    if (*end || *out < 0) goto bad;
-    return 1;
-bad:
-    fprintf(stderr, "am-cell: %s needs a non-negative number, got '%s'\n", flag, s ? s : "");
-    return 0;
-}
-
-static void print_sizes(const char *key, const size_t *s) {
-    printf("\"%s\":[", key);
-    for (int i = 0; s && s[i]; i++) printf("%s%zu", i ? "," : "", s[i]);
-    printf("]");
-}
-
-/* what built this binary, for the run's record */
-#if defined(__clang__) || defined(__INTEL_COMPILER)
-#define AM_COMPILER_VERSION __VERSION__
-#elif defined(__GNUC__)
-#define AM_COMPILER_VERSION "gcc " __VERSION__
-#elif defined(_MSC_FULL_VER)
-#define AM_COMPILER_VERSION "MSVC " AM_STR(_MSC_FULL_VER)
+/* A strategy whose free does not reuse memory is reset after each repetition,
+ * inside the timed region, as a program using it would; so is one that asks
+ * for it (ideal: each repetition starts from a rewound buffer). */
+#if !AM_FREE_REUSES || AM_S(_RESET_EACH_REPETITION)
+#define AM_RESET_EACH_REPETITION 1
 #else
-#define AM_COMPILER_VERSION "unknown"
+#define AM_RESET_EACH_REPETITION 0
 #endif
 
-/* a JSON string: quotes and backslashes escaped, control characters dropped */
-static void print_json_string(const char *s) {
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') putchar('\\');
-        if ((unsigned char)*s >= 0x20) putchar(*s);
-    }
-    putchar('"');
+#define AM_MAX_REPS (1u << 30)
+
+/* One cell's measurement, from its reference to its samples. */
+typedef struct cell {
+    const cell_args *a;
+    const am_workload *w;
+    am_job job;
+    unsigned seeds;      /* repetition r runs seed a->seed + r % seeds */
+    uint64_t *refs;      /* the reference checksum of each seed */
+    unsigned reps;       /* a multiple of seeds */
+    uint64_t expect;     /* a sample's checksum: reps / seeds times the references' sum */
+    uint64_t bad_sum;    /* AM_TEST_BADSUM: 1, so that every checksum disagrees */
+    uint64_t *ns, *minor_faults, *major_faults; /* per sample */
+    am_hw_counters *hw;
+    const char *hw_why;
+    uint64_t instructions, cycles;
+    size_t reserved_peak;
+    int finished;        /* the cell's line is printed: exit_code is the answer */
+    int exit_code;
+} cell;
+
+/* ---------------------------------------------------------------- output */
+
+/* every line starts with what cell it is */
+static void json_head(const cell_args *a, const char *status) {
+    json_open('{');
+    json_str("strategy", AM_ROW_NAME);
+    json_str("workload", a->workload);
+    json_u64("size", a->size);
+    json_u64("threads", a->threads);
+    json_num("param", a->param);
+    json_str("status", status);
 }
 
-static void list_workloads(void) {
-    printf("{\"strategy\":\"%s\",\"compiler\":", AM_ROW_NAME);
-    print_json_string(AM_COMPILER_VERSION);
-    printf(",\"workloads\":[");
-    for (int i = 0; am_workloads[i]; i++) {
-        const am_workload *w = am_workloads[i];
-        printf("%s{\"name\":\"%s\",\"summary\":\"%s\",\"threaded\":%d,", i ? "," : "", w->name,
-               w->summary, w->threaded);
-        print_sizes("sizes", w->sizes);
-        printf(",");
-        print_sizes("log_sizes", w->log_sizes);
-        const am_sweep *sw = am_sweep_find(w->name);
-        if (sw && sw->params) {
-            printf(",\"params\":[");
-            for (int k = 0; sw->params[k] >= 0; k++) printf("%s%g", k ? "," : "", sw->params[k]);
-            printf("]");
-        }
-        printf(",\"thread_sweep\":%d}", sw ? sw->threads : 0);
-    }
-    printf("]}\n");
-}
-
-static int parse_args(int argc, char **argv, cell_args *a) {
-    memset(a, 0, sizeof *a);
-    a->samples = 9;
-    a->min_ms = 10;
-    a->seed = 1;
-    a->threads = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *f = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        uint64_t u;
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(stdout); exit(0); }
-        if (!strcmp(f, "--list")) { list_workloads(); exit(0); }
-        if (!strcmp(f, "--stats-only")) { a->stats_only = 1; continue; }
-        if (!strcmp(f, "--stats")) { a->counting_table = 1; continue; }
-        if (!v) { fprintf(stderr, "am-cell: %s needs a value\n", f); return 0; }
-        i++;
-        if (!strcmp(f, "--workload")) a->workload = v;
-        else if (!strcmp(f, "--size")) {
-            if (!parse_count(f, v, &u)) return 0;
-            /* sizes count elements, bytes or MiB: past 2^40 the workloads' own
-             * arithmetic (len + 1, size << 20) would overflow before any
-             * allocation could fail cleanly */
-            if (u > ((uint64_t)1 << 40) || (uint64_t)(size_t)u != u) {
-                fprintf(stderr, "am-cell: --size %s cannot fit in memory (at most 2^40)\n", v);
-                return 0;
-            }
-            a->size = (size_t)u;
-        }
-        else if (!strcmp(f, "--samples")) { if (!parse_count(f, v, &u)) return 0; a->samples = (unsigned)u; }
-        else if (!strcmp(f, "--seed")) { if (!parse_u64(f, v, &u)) return 0; a->seed = u; }
-        else if (!strcmp(f, "--threads")) { if (!parse_count(f, v, &u)) return 0; a->threads = (unsigned)u; }
-        else if (!strcmp(f, "--limit")) { if (!parse_u64(f, v, &u)) return 0; a->limit = (size_t)u; }
-        else if (!strcmp(f, "--mem-limit")) { if (!parse_count(f, v, &u)) return 0; a->mem_limit = u; }
-        else if (!strcmp(f, "--reps")) { if (!parse_count(f, v, &u)) return 0; a->reps = (unsigned)u; }
-        else if (!strcmp(f, "--expect")) { if (!parse_u64(f, v, &a->expect)) return 0; a->has_expect = 1; }
-        else if (!strcmp(f, "--min-ms")) { if (!parse_double(f, v, &a->min_ms)) return 0; }
-        else if (!strcmp(f, "--param")) { if (!parse_double(f, v, &a->param)) return 0; }
-        else { fprintf(stderr, "am-cell: unknown option %s (try --help)\n", f); return 0; }
-    }
-    if (!a->workload || !a->size) {
-        fprintf(stderr, "am-cell: --workload and --size are required (try --help)\n");
-        return 0;
-    }
-    if (a->has_expect && !a->reps) {
-        fprintf(stderr, "am-cell: --expect needs --reps (it is the checksum of that many repetitions)\n");
-        return 0;
-    }
-    return 1;
-}
-
-/* One sample: reps repetitions with seeds seed, seed+1, ...; every sample does
- * the same work. A strategy whose free does not reuse memory is reset after each
- * repetition, inside the timed region, as a program using it would. */
-static int run_sample(const am_workload *w, am_heap *h, am_cell *c, uint64_t seed, unsigned reps,
-                      uint64_t *checksum, uint64_t *ns) {
-    uint64_t sum = 0;
-    int status = AM_OK;
-    uint64_t t0 = am_now_ns();
-    for (unsigned r = 0; r < reps && status == AM_OK; r++) {
-        c->seed = seed + r;
-        sum += w->run(h, c, &status);
-        if (!AM_FREE_REUSES) am_reset(h);
-    }
-    *ns = am_now_ns() - t0;
-    *checksum = sum;
-    return status;
+/* The cell ends here with a failure: its line, and the exit code (3: could
+ * not run, 4: a wrong checksum). */
+static void fail(cell *c, const char *reason, int exit_code) {
+    json_head(c->a, "failed");
+    json_str("reason", reason);
+    json_close('}');
+    c->finished = 1;
+    c->exit_code = exit_code;
 }
 
 static const char *status_text(int status) {
     return status == AM_ERR_OOM ? "out of memory" : "workload reported failure";
 }
 
-static void print_failure(const cell_args *a, const char *reason) {
-    printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"failed\",\"reason\":\"%s\"}\n",
-           AM_ROW_NAME, a->workload, a->size, reason);
-    fflush(stdout); /* a sanitizer's exit report would otherwise discard it */
+/* A workload's status other than AM_OK ends the cell: "skipped" (exit 0)
+ * when the workload does not apply to this strategy, else a failure (exit 3). */
+static void not_ok(cell *c, int status) {
+    if (status != AM_ERR_NA) { fail(c, status_text(status), 3); return; }
+    json_head(c->a, "skipped");
+    json_str("reason", c->job.reason ? c->job.reason : "not applicable");
+    json_close('}');
+    c->finished = 1;
+    c->exit_code = 0;
 }
 
-/* A status other than AM_OK: "skipped" (exit 0) when the workload does not
- * apply to this strategy, else a failure (exit 3). */
-static int not_ok(const cell_args *a, const am_cell *c, int status) {
-    if (status != AM_ERR_NA) { print_failure(a, status_text(status)); return 3; }
-    printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"threads\":%u,\"param\":%g,"
-           "\"status\":\"skipped\",\"reason\":",
-           AM_ROW_NAME, a->workload, a->size, a->threads, a->param);
-    print_json_string(c->reason ? c->reason : "not applicable");
-    printf("}\n");
-    fflush(stdout);
+static double ops_of(const am_workload *w, const am_job *job) {
+    const am_sweep *sw = am_sweep_find(w->name);
+    if (sw && sw->ops) return sw->ops(job);
+    return w->ops ? w->ops(job->size) : 1.0;
+}
+
+/* ---------------------------------------------------------------- the inputs */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001B3ull;
+    return h;
+}
+
+static uint64_t gcd(uint64_t x, uint64_t y) {
+    while (y) {
+        uint64_t t = x % y;
+        x = y;
+        y = t;
+    }
+    return x;
+}
+
+/* A digest of what a sample ran: the job's parameters, and each seed with
+ * its reference checksum and its share of the repetitions (in lowest terms,
+ * so that counts of 2K and 3K repetitions digest alike). Two cells with equal
+ * digests ran the same inputs in the same proportions. */
+static uint64_t inputs_digest(const cell *c) {
+    const am_job *job = &c->job;
+    uint64_t h = fnv(0xCBF29CE484222325ull, c->w->name, strlen(c->w->name));
+    uint64_t size = job->size, threads = job->threads;
+    h = fnv(h, &size, sizeof size);
+    h = fnv(h, &threads, sizeof threads);
+    h = fnv(h, &job->param, sizeof job->param);
+    if (job->has_work_loops) h = fnv(h, &job->work_loops, sizeof job->work_loops);
+    uint64_t share = 0;
+    for (unsigned k = 0; k < c->seeds; k++) share = gcd(share, c->reps / c->seeds + (k < c->reps % c->seeds));
+    for (unsigned k = 0; k < c->seeds; k++) {
+        uint64_t seed = c->a->seed + k, count = (c->reps / c->seeds + (k < c->reps % c->seeds)) / share;
+        h = fnv(h, &seed, sizeof seed);
+        h = fnv(h, &count, sizeof count);
+        h = fnv(h, &c->refs[k], sizeof c->refs[k]);
+    }
+    return h;
+}
+
+/* Before any heap: the reference of each repetition seed (for a threaded
+ * workload also the graph or shape it builds once per process). */
+static int reference(cell *c) {
+    c->refs = calloc(c->seeds, sizeof *c->refs);
+    if (!c->refs) return 0;
+    for (unsigned k = 0; k < c->seeds; k++) {
+        c->job.seed = c->a->seed + k;
+        c->refs[k] = c->w->reference(&c->job);
+    }
+    return 1;
+}
+
+static uint64_t expected_sum(const cell *c, unsigned reps) {
+    uint64_t cycle = 0;
+    for (unsigned k = 0; k < c->seeds; k++) cycle += c->refs[k];
+    return cycle * (reps / c->seeds);
+}
+
+/* ---------------------------------------------------------------- running */
+
+/* One sample: reps repetitions, cycling through the seeds; its time is the
+ * loop's, or for a threaded workload the sum of what its repetitions timed. */
+static int run_sample(const cell *c, am_heap *h, am_job *job, unsigned reps, uint64_t *checksum, uint64_t *ns) {
+    const am_workload *w = c->w;
+    uint64_t sum = 0, timed = 0;
+    int status = AM_OK;
+    unsigned k = 0;
+    uint64_t t0 = am_now_ns();
+    for (unsigned r = 0; r < reps && status == AM_OK; r++) {
+        job->seed = c->a->seed + k;
+        if (++k == c->seeds) k = 0;
+        job->timed_ns = 0;
+        sum += w->run(h, job, &status);
+        timed += job->timed_ns;
+        if (AM_RESET_EACH_REPETITION) am_reset(h);
+    }
+    uint64_t wall = am_now_ns() - t0;
+    *ns = w->threaded ? timed : wall;
+    *checksum = sum;
+    return status;
+}
+
+/* --age: a new heap first runs that many repetitions, untimed, so that it is
+ * measured in the state a long-running program's heap has. 0 when it did;
+ * else the cell has ended. */
+static int age(cell *c, am_heap *h) {
+    uint64_t sum, ns;
+    if (!c->a->age) return 0;
+    int status = run_sample(c, h, &c->job, c->a->age, &sum, &ns);
+    if (status != AM_OK) not_ok(c, status);
+    return c->finished;
+}
+
+static unsigned round_to_seeds(const cell *c, double reps) {
+    if (reps >= AM_MAX_REPS) reps = AM_MAX_REPS;
+    unsigned n = reps < 1 ? 1 : (unsigned)reps;
+    return (n + c->seeds - 1) / c->seeds * c->seeds;
+}
+
+/* Without --reps: raise the repetitions until a sample lasts min_ms twice in
+ * a row, on a heap made for it and destroyed after, so that the measured heap
+ * starts as it does when the count is given. */
+static void calibrate(cell *c) {
+    am_heap *h = am_create(&c->job.options);
+    if (!h) { fail(c, "heap could not be created", 3); return; }
+    if (age(c, h)) { am_destroy(h); return; }
+    uint64_t sum, ns;
+    /* aim 15% above min_ms: warmed-up samples run faster than these */
+    uint64_t min_ns = (uint64_t)(c->a->min_ms * 1e6 * 1.15);
+    unsigned reps = round_to_seeds(c, c->w->reps ? c->w->reps(c->a->size) : 1);
+    int long_enough = 0;
+    if (reps > c->seeds) {
+        /* one repetition first: a slow strategy (an ordered free list walked on
+         * every free) may need far fewer than the workload's starting count */
+        int status = run_sample(c, h, &c->job, 1, &sum, &ns);
+        if (status != AM_OK) not_ok(c, status);
+        else reps = round_to_seeds(c, am_reps_from_one(reps, ns, min_ns));
+    }
+    while (!c->finished) {
+        int status = run_sample(c, h, &c->job, reps, &sum, &ns);
+        if (status != AM_OK) not_ok(c, status);
+        else if (sum != expected_sum(c, reps) + c->bad_sum) fail(c, "checksum mismatch", 4);
+        else if (reps >= AM_MAX_REPS) break;
+        /* twice in a row: a run that touched fresh pages or grew the heap is
+         * slower than the ones that follow, and one such run alone would fix
+         * a count too small for min_ms */
+        else if (ns >= min_ns) { if (++long_enough == 2) break; }
+        else {
+            long_enough = 0;
+            reps = round_to_seeds(c, am_reps_grow(reps, ns, min_ns));
+        }
+    }
+    am_destroy(h);
+    c->reps = reps;
+}
+
+/* One warm-up sample, then the timed ones, each checked; page faults around
+ * each. */
+static void take_samples(cell *c) {
+    const cell_args *a = c->a;
+    c->ns = calloc(a->samples, sizeof *c->ns);
+    c->minor_faults = calloc(a->samples, sizeof *c->minor_faults);
+    c->major_faults = calloc(a->samples, sizeof *c->major_faults);
+    if (!c->ns || !c->minor_faults || !c->major_faults) { fail(c, "out of memory", 3); return; }
+    am_heap *h = am_create(&c->job.options);
+    if (!h) { fail(c, "heap could not be created", 3); return; }
+    if (age(c, h)) { am_destroy(h); return; }
+    uint64_t sum, ns;
+    int status = run_sample(c, h, &c->job, c->reps, &sum, &ns);
+    if (status != AM_OK) not_ok(c, status);
+    else if (sum != c->expect + c->bad_sum) fail(c, "checksum mismatch", 4);
+    /* the counters span every sample, checksum comparisons included: a few
+     * instructions per repetition, next to the workload's own */
+    if (!c->finished) c->hw = am_hw_counters_open(&c->hw_why);
+    if (c->hw) am_hw_counters_start(c->hw);
+    for (unsigned s = 0; s < a->samples && !c->finished; s++) {
+        uint64_t minor0 = 0, major0 = 0, minor1 = 0, major1 = 0;
+        am_page_faults(&minor0, &major0);
+        status = run_sample(c, h, &c->job, c->reps, &sum, &c->ns[s]);
+        am_page_faults(&minor1, &major1);
+        c->minor_faults[s] = minor1 - minor0;
+        c->major_faults[s] = major1 - major0;
+        if (status != AM_OK) fail(c, status_text(status), 3);
+        else if (sum != c->expect + c->bad_sum) fail(c, "checksum mismatch", 4);
+    }
+    if (c->hw && am_hw_counters_stop(c->hw, &c->instructions, &c->cycles) != 0) {
+        am_hw_counters_close(c->hw);
+        c->hw = NULL;
+        c->hw_why = "reading the counters failed";
+    }
+    am_stats st;
+    am_get_stats(h, &st);
+    c->reserved_peak = st.reserved_peak;
+    am_destroy(h);
+}
+
+static void report(const cell *c) {
+    const cell_args *a = c->a;
+    double ops = ops_of(c->w, &c->job);
+    char digest[17];
+    snprintf(digest, sizeof digest, "%016" PRIx64, inputs_digest(c));
+    char lib[256]; /* which malloc served the cell: a system-* row checks it is its library */
+    am_malloc_library(lib, sizeof lib);
+    json_head(a, "ok");
+    json_u64("reps", c->reps);
+    json_u64("age", a->age);
+    json_str("malloc", lib);
+    json_u64("seeds", c->seeds);
+    json_str("inputs", digest);
+    json_u64("expect", c->expect);
+    json_num("ops_per_rep", ops);
+    json_num("timer_resolution_ns", am_timer_resolution_ns());
+    json_u64("peak_rss", am_peak_rss_bytes());
+    json_u64("reserved_peak", c->reserved_peak);
+    json_u64s("samples_ns", c->ns, a->samples);
+    json_u64s("minor_faults", c->minor_faults, a->samples);
+    json_u64s("major_faults", c->major_faults, a->samples);
+    json_key("metrics");
+    json_open('{');
+    for (int i = 0; i < c->job.metric_count; i++) json_num(c->job.metric_names[i], c->job.metric_values[i]);
+    json_close('}');
+    if (c->hw) {
+        double all = (double)a->samples * c->reps * ops;
+        json_str("hw_counters", "ok");
+        json_num("instructions_per_op", (double)c->instructions / all);
+        json_num("cycles_per_op", (double)c->cycles / all);
+    } else {
+        char why[200];
+        snprintf(why, sizeof why, "unavailable: %s", c->hw_why ? c->hw_why : "unknown");
+        json_str("hw_counters", why);
+    }
+    json_close('}');
+}
+
+/* Reference, calibration, samples and the report; the exit code. */
+static int measure(cell *c) {
+    if (!reference(c)) fail(c, "out of memory", 3);
+    else if (c->a->reps) c->reps = round_to_seeds(c, c->a->reps);
+    else calibrate(c);
+    if (c->finished) return c->exit_code;
+    c->expect = expected_sum(c, c->reps);
+    /* a later round's reference must be the first round's: the same inputs */
+    if (c->a->has_expect && c->a->expect != c->expect) fail(c, "checksum mismatch", 4);
+    else take_samples(c);
+    if (c->finished) return c->exit_code;
+    report(c);
     return 0;
 }
 
-static double ops_of(const am_workload *w, const am_cell *c) {
-    const am_sweep *sw = am_sweep_find(w->name);
-    if (sw && sw->ops) return sw->ops(c);
-    return w->ops ? w->ops(c->size) : 1.0;
+/* ---------------------------------------------------------------- other modes */
+
+/* --stats-only: one repetition of the first seed on the counting build; the
+ * allocator statistics */
+static int count_one(cell *c) {
+    am_heap *h = am_create(&c->job.options);
+    if (!h) { fail(c, "heap could not be created", 3); return c->exit_code; }
+    if (age(c, h)) { am_destroy(h); return c->exit_code; }
+    uint64_t sum, ns;
+    c->seeds = 1;
+    int status = run_sample(c, h, &c->job, 1, &sum, &ns);
+    am_stats s;
+    am_get_stats(h, &s);
+    am_destroy(h);
+    if (status != AM_OK) {
+        not_ok(c, status);
+        return c->exit_code;
+    }
+    json_head(c->a, "ok");
+    json_key("stats");
+    json_open('{');
+    json_u64("bytes_requested", s.bytes_requested);
+    json_u64("bytes_live", s.bytes_live);
+    json_u64("bytes_peak", s.bytes_peak);
+    json_u64("bytes_reserved", s.bytes_reserved);
+    json_u64("reserved_peak", s.reserved_peak);
+    json_u64("allocs", s.allocs);
+    json_u64("frees", s.frees);
+    json_close('}');
+    json_close('}');
+    return 0;
+}
+
+/* --stats: the counting wrapper's table after a first and a second repetition
+ * (the first two seeds; the deltas of the second table are the second
+ * repetition). Every block is filed under the workload's name, and deeper where
+ * the workload tags owners. */
+static int counting_table(cell *c) {
+#if AM_STATS
+    const cell_args *a = c->a;
+    am_counting_start();
+    am_owner_push(a->workload);
+    am_heap *h = am_create(&c->job.options);
+    if (!h) fail(c, "heap could not be created", 3);
+    for (unsigned r = 0; r < 2 && !c->finished; r++) {
+        uint64_t sum, ns;
+        cell_args one_seed = *a;
+        cell one = *c;
+        one_seed.seed = a->seed + r % c->seeds;
+        one.a = &one_seed;
+        one.seeds = 1;
+        int status = run_sample(&one, h, &c->job, 1, &sum, &ns);
+        if (status != AM_OK) not_ok(c, status);
+        else if (sum != c->w->reference(&c->job)) fail(c, "checksum mismatch", 4);
+        else {
+            char *table = am_counting_report();
+            printf("%s (size %zu, threads %u, param %g), after repetition %u:\n%s\n", a->workload, a->size,
+                   a->threads, a->param, r + 1, table ? table : "(out of memory)\n");
+            free(table);
+        }
+    }
+    if (h) am_destroy(h);
+    if (!c->finished) {
+        json_head(a, "ok");
+        json_u64("counting_errors", am_counting_errors());
+        json_close('}');
+    }
+    am_counting_stop();
+    return c->exit_code;
+#else
+    fail(c, "--stats needs the counting build (am-cell-<row>-stats)", 2);
+    return c->exit_code;
+#endif
 }
 
 /* Test hooks, so the runner's tests can see a cell crash, hang or compute a
@@ -248,20 +417,10 @@ static int test_hook(const char *var, const cell_args *a) {
     return !colon || strtoull(colon + 1, NULL, 10) == a->size;
 }
 
-static void print_metrics(const am_cell *c) {
-    printf(",\"metrics\":{");
-    for (int i = 0; i < c->metric_count; i++)
-        printf("%s\"%s\":%.6g", i ? "," : "", c->metric_names[i], c->metric_values[i]);
-    printf("}");
-}
-
-static int count_one(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c);
-static int counting_table(const cell_args *a, const am_workload *w, am_cell *c);
-static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c, int bad_sum);
-
 int main(int argc, char **argv) {
     cell_args a;
     if (!parse_args(argc, argv, &a)) return 2;
+    if (a.list) { list_workloads(); return 0; }
     const am_workload *w = am_workload_find(a.workload);
     if (!w) {
         fprintf(stderr, "am-cell: unknown workload '%s'; valid:", a.workload);
@@ -275,167 +434,24 @@ int main(int argc, char **argv) {
     if (test_hook("AM_TEST_CRASH", &a)) raise(SIGSEGV);
     if (test_hook("AM_TEST_HANG", &a))
         for (;;) AM_CLOBBER();
-    int bad_sum = test_hook("AM_TEST_BADSUM", &a);
-    am_cell c;
+    cell c;
     memset(&c, 0, sizeof c);
-    c.size = a.size;
-    c.threads = a.threads;
-    c.param = a.param;
-    am_options_default(&c.options);
-    c.options.limit = a.limit;
-    if (a.counting_table) return counting_table(&a, w, &c);
-    am_heap *h = am_create(&c.options);
-    if (!h) { print_failure(&a, "heap could not be created"); return 3; }
-    int rc = a.stats_only ? count_one(&a, w, h, &c) : measure(&a, w, h, &c, bad_sum);
-    am_destroy(h);
+    c.a = &a;
+    c.w = w;
+    c.seeds = am_seed_count(w);
+    c.bad_sum = (uint64_t)test_hook("AM_TEST_BADSUM", &a);
+    c.job.size = a.size;
+    c.job.threads = a.threads;
+    c.job.param = a.param;
+    c.job.work_loops = a.work_loops;
+    c.job.has_work_loops = a.has_work_loops;
+    am_options_default(&c.job.options);
+    c.job.options.limit = a.limit;
+    int rc = a.counting_table ? counting_table(&c) : a.stats_only ? count_one(&c) : measure(&c);
+    free(c.refs);
+    free(c.ns);
+    free(c.minor_faults);
+    free(c.major_faults);
+    am_hw_counters_close(c.hw);
     return rc;
-}
-
-/* --stats-only: one repetition on the counting build; the allocator statistics */
-static int count_one(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c) {
-    uint64_t sum, ns;
-    int status = run_sample(w, h, c, a->seed, 1, &sum, &ns);
-    am_stats s;
-    am_get_stats(h, &s);
-    if (status != AM_OK) return not_ok(a, c, status);
-    printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\",\"stats\":{"
-           "\"bytes_requested\":%" PRIu64 ",\"bytes_live\":%zu,\"bytes_peak\":%zu,"
-           "\"bytes_reserved\":%zu,\"reserved_peak\":%zu,\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 "}}\n",
-           AM_ROW_NAME, a->workload, a->size, s.bytes_requested, s.bytes_live, s.bytes_peak,
-           s.bytes_reserved, s.reserved_peak, s.allocs, s.frees);
-    return 0;
-}
-
-/* Calibrate, warm up, check, take the samples and print them; the exit code. */
-static int measure(const cell_args *a, const am_workload *w, am_heap *h, am_cell *c, int bad_sum) {
-    uint64_t sum, ns;
-    int status;
-    /* calibrate: raise the repetitions until a sample lasts min_ms; these
-     * runs are also the warm-up (pages touched, caches and predictors trained) */
-    unsigned reps = a->reps ? a->reps : (w->reps ? w->reps(a->size) : 1);
-    if (!reps) reps = 1;
-    /* aim 15% above min_ms: warmed-up samples run faster than these */
-    uint64_t min_ns = (uint64_t)(a->min_ms * 1e6 * 1.15);
-    if (!a->reps && reps > 1) {
-        /* one repetition first: a slow strategy (an ordered free list walked on
-         * every free) may need far fewer than the workload's starting count,
-         * and a sample need not last much longer than min_ms */
-        status = run_sample(w, h, c, a->seed, 1, &sum, &ns);
-        if (status != AM_OK) return not_ok(a, c, status);
-        reps = am_reps_from_one(reps, ns, min_ns);
-    }
-    int long_enough = 0; /* runs in a row at this count that lasted min_ns */
-    for (;;) {
-        status = run_sample(w, h, c, a->seed, reps, &sum, &ns);
-        if (status != AM_OK) return not_ok(a, c, status);
-        if (a->reps || reps >= (1u << 30)) break;
-        /* twice in a row: a run that touched fresh pages or grew the heap is
-         * slower than the ones that follow, and one such run alone would fix
-         * a count too small for min_ms */
-        if (ns >= min_ns) {
-            if (++long_enough == 2) break;
-            continue;
-        }
-        long_enough = 0;
-        reps = am_reps_grow(reps, ns, min_ns);
-    }
-    /* the last calibration run was at the final count: its checksum is the
-     * reference check, and it was the last warm-up. The runner's later rounds
-     * pass the first round's reference (--expect): computing it costs up to a
-     * third of a process. */
-    uint64_t reference = a->expect;
-    if (!a->has_expect) {
-        reference = 0;
-        for (unsigned r = 0; r < reps; r++) {
-            c->seed = a->seed + r;
-            reference += w->reference(c);
-        }
-    }
-    uint64_t expect = reference + (uint64_t)bad_sum;
-    if (sum != expect) { print_failure(a, "checksum mismatch"); return 4; }
-
-    uint64_t *samples = calloc(a->samples, sizeof *samples);
-    if (!samples) { print_failure(a, "out of memory"); return 3; }
-    /* the counters span every sample, checksum comparisons included: a few
-     * instructions per repetition, next to the workload's own */
-    const char *hw_why = NULL;
-    am_hw_counters *hw = am_hw_counters_open(&hw_why);
-    uint64_t instructions = 0, cycles = 0;
-    if (hw) am_hw_counters_start(hw);
-    int rc = 0;
-    for (unsigned s = 0; s < a->samples && !rc; s++) {
-        status = run_sample(w, h, c, a->seed, reps, &sum, &samples[s]);
-        if (status != AM_OK) { print_failure(a, status_text(status)); rc = 3; }
-        else if (sum != expect) { print_failure(a, "checksum mismatch"); rc = 4; }
-    }
-    if (rc) {
-        am_hw_counters_close(hw);
-        free(samples);
-        return rc;
-    }
-    if (hw && am_hw_counters_stop(hw, &instructions, &cycles) != 0) {
-        am_hw_counters_close(hw);
-        hw = NULL;
-        hw_why = "reading the counters failed";
-    }
-    am_stats st;
-    am_get_stats(h, &st);
-    printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\","
-           "\"reps\":%u,\"expect\":%" PRIu64 ",\"ops_per_rep\":%.6g,\"threads\":%u,\"param\":%g,\"timer_resolution_ns\":%g,"
-           "\"peak_rss\":%zu,\"reserved_peak\":%zu,\"samples_ns\":[",
-           AM_ROW_NAME, a->workload, a->size, reps, reference, ops_of(w, c), a->threads, a->param,
-           am_timer_resolution_ns(), am_peak_rss_bytes(), st.reserved_peak);
-    for (unsigned s = 0; s < a->samples; s++) printf("%s%" PRIu64, s ? "," : "", samples[s]);
-    printf("]");
-    print_metrics(c);
-    if (hw) {
-        double ops = (double)a->samples * reps * ops_of(w, c);
-        printf(",\"hw_counters\":\"ok\",\"instructions_per_op\":%.6g,\"cycles_per_op\":%.6g",
-               (double)instructions / ops, (double)cycles / ops);
-        am_hw_counters_close(hw);
-    } else {
-        printf(",\"hw_counters\":");
-        char why[200];
-        snprintf(why, sizeof why, "unavailable: %s", hw_why ? hw_why : "unknown");
-        print_json_string(why);
-    }
-    printf("}\n");
-    free(samples);
-    return 0;
-}
-
-/* --stats: the counting wrapper's table after a first and a second repetition
- * (the deltas of the second table are the second repetition). Every block is
- * filed under the workload's name, and deeper where the workload tags owners. */
-static int counting_table(const cell_args *a, const am_workload *w, am_cell *c) {
-#if AM_STATS
-    am_counting_start();
-    am_owner_push(a->workload);
-    am_heap *h = am_create(&c->options);
-    if (!h) { print_failure(a, "heap could not be created"); return 3; }
-    int rc = 0;
-    for (unsigned r = 0; r < 2 && !rc; r++) {
-        uint64_t sum, ns;
-        int status = run_sample(w, h, c, a->seed + r, 1, &sum, &ns);
-        uint64_t expect = w->reference(c);
-        if (status != AM_OK) rc = not_ok(a, c, status) ? 3 : -1;
-        else if (sum != expect) { print_failure(a, "checksum mismatch"); rc = 4; }
-        else {
-            char *table = am_counting_report();
-            printf("%s (size %zu, threads %u, param %g), after repetition %u:\n%s\n", a->workload, a->size,
-                   a->threads, a->param, r + 1, table ? table : "(out of memory)\n");
-            free(table);
-        }
-    }
-    am_destroy(h);
-    if (rc == 0)
-        printf("{\"strategy\":\"%s\",\"workload\":\"%s\",\"size\":%zu,\"status\":\"ok\",\"counting_errors\":%llu}\n",
-               AM_ROW_NAME, a->workload, a->size, (unsigned long long)am_counting_errors());
-    am_counting_stop();
-    return rc < 0 ? 0 : rc;
-#else
-    (void)w; (void)c;
-    print_failure(a, "--stats needs the counting build (am-cell-<row>-stats)");
-    return 2;
-#endif
 }

@@ -5,6 +5,7 @@ no folder and starts no measurement, so bad input leaves nothing behind."""
 import dataclasses
 import datetime
 import os
+import shutil
 import random
 import types
 
@@ -82,8 +83,12 @@ class RunConfig:
 
 
 def default_compiler():
-    cc = os.environ.get("CC", "cc").split()
-    return os.path.basename(cc[0]) if cc else "cc"
+    """The build folder the Makefile uses: $CC's name, else gcc where it is
+    on PATH (the Makefile's default), else cc."""
+    cc = os.environ.get("CC", "").split()
+    if cc:
+        return os.path.basename(cc[0])
+    return "gcc" if shutil.which("gcc") else "cc"
 
 
 def _built(args, compilers, listed):

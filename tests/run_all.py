@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Runs allocmark's whole test suite and prints the closing "N passed, N failed".
+"""Runs allocmark's whole test suite and prints the closing
+"N passed, N failed, N skipped".
 
 1. builds every test binary (make tests-build), 2. runs each C test binary:
 one per strategy and test file (tests/strategy/*.c) plus the unit tests
 (tests/unit/*.c), --jobs at a time, 3. runs the strategy tests of one row per
 strategy source under ASan+UBSan (make check runs every row), 4. runs the
-Python tests (tests/python/test_*.py). A binary that crashes or prints no
-summary counts as a failure. Each stage prints its time."""
+Python tests (tests/python/test_*.py). A binary that crashes, exits non-zero or
+prints no PASS, FAIL or SKIP line counts as a failure; its SKIP lines count as
+skipped, as the Python tests' skips do. Each stage prints its time."""
 import argparse
+import collections
 import concurrent.futures
 import os
 import shlex
@@ -22,10 +25,20 @@ sys.path.insert(0, ROOT)
 from runner import catalog  # noqa: E402  (the one reader of allocators/strategies.txt)
 
 
+# what one test binary did: counts of its PASS, FAIL and SKIP lines, the lines
+# to show (failures, skips, the reason it failed as a whole) and its run time
+Outcome = collections.namedtuple("Outcome", "passed failed skipped lines seconds")
+
+
+def closing_line(passed, failed, skipped):
+    """the last line of make test and make check, which CI and people read"""
+    return f"{passed} passed, {failed} failed, {skipped} skipped"
+
+
 def run_binary(path, timeout, prefix=(), extra=(), env_extra=None):
     """Runs one C test binary, under prefix when given (wine for MinGW builds,
     valgrind ...) with extra arguments (a name filter) and extra environment;
-    returns (passed, failed, failure lines, seconds)."""
+    returns its Outcome."""
     start = time.time()
     env = dict(os.environ)
     env.update(env_extra or {})
@@ -38,27 +51,33 @@ def run_binary(path, timeout, prefix=(), extra=(), env_extra=None):
             rc = subprocess.run([*prefix, path, *extra], cwd=ROOT, stdout=out, stderr=err,
                                 timeout=timeout, env=env).returncode
         except subprocess.TimeoutExpired:
-            return 0, 1, [f"FAIL {path}: timed out after {timeout}s"], time.time() - start
+            return Outcome(0, 1, 0, [f"FAIL {path}: timed out after {timeout}s"], time.time() - start)
         out.seek(0)
         err.seek(0)
         p = subprocess.CompletedProcess(path, rc, out.read().decode(errors="replace"),
                                         err.read().decode(errors="replace"))
-    passed = failed = 0
-    failures = []
+    passed = failed = skipped = 0
+    lines = []
     for line in p.stdout.splitlines():
         if line.startswith("PASS "):
             passed += 1
         elif line.startswith("SKIP "):
-            failures.append(line)  # shown, not counted
+            skipped += 1
+            lines.append(line)
         elif line.startswith("FAIL "):
             failed += 1
-            failures.append(line)
+            lines.append(line)
     if p.returncode != 0 and failed == 0:
         failed += 1
-        failures.append(f"FAIL {path}: exit status {p.returncode}\n{p.stderr[-2000:]}")
+        lines.append(f"FAIL {path}: exit status {p.returncode}\n{p.stderr[-2000:]}")
     elif p.returncode != 0 and p.stderr:
-        failures.append(p.stderr[-2000:])
-    return passed, failed, failures, time.time() - start
+        lines.append(p.stderr[-2000:])
+    elif passed + failed + skipped == 0:
+        # a binary that ran no test (a broken harness, a filter matching
+        # nothing, the wrong file) proves nothing: not a pass
+        failed += 1
+        lines.append(f"FAIL {path}: exit status 0 but no PASS, FAIL or SKIP line\n{p.stderr[-2000:]}")
+    return Outcome(passed, failed, skipped, lines, time.time() - start)
 
 
 def row_sources():
@@ -87,7 +106,7 @@ def default_jobs():
 
 def run_binaries(bins, timeout, jobs, prefix=(), extra=(), env_extra=None):
     """Runs the binaries, jobs at a time (each is a process: threads only
-    wait); yields (path, (passed, failed, lines, seconds)) in the given order."""
+    wait); yields (path, Outcome) in the given order."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = [pool.submit(run_binary, b, timeout, prefix, extra, env_extra) for b in bins]
         for path, fut in zip(bins, futures):
@@ -120,14 +139,14 @@ def run_python_tests():
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--make", default="make")
-    ap.add_argument("--build", default="build/cc")
+    ap.add_argument("--build", default="build/gcc")
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=default_jobs(),
                     help="test binaries run at once (default: 2, or 1 on one core)")
     ap.add_argument("--no-python", action="store_true")
     ap.add_argument("--runner", default="",
                     help="command to run each test binary with, e.g. 'wine' for MinGW builds")
-    ap.add_argument("--cc", default="cc", help="the compiler, for the sanitizer stage")
+    ap.add_argument("--cc", default="gcc", help="the compiler, for the sanitizer stage")
     ap.add_argument("--sanitizers", dest="sanitizers", action="store_true", default=True,
                     help="also run the strategy tests of one row per strategy source under ASan+UBSan "
                          "(default; make check covers every row)")
@@ -157,15 +176,15 @@ def main():
         sources = row_sources()
         bins = [b for b in bins if built_for_row(b, sources)]
         timed = []
-        for path, (p, f, lines, secs) in run_binaries(sorted(bins), args.timeout, args.jobs,
-                                                      shlex.split(args.runner)):
+        for path, o in run_binaries(sorted(bins), args.timeout, args.jobs, shlex.split(args.runner)):
             rel = os.path.relpath(path, ROOT)
-            print(f"{rel}: {p} passed, {f} failed")
-            for line in lines:
+            print(f"{rel}: {o.passed} passed, {o.failed} failed" + (f", {o.skipped} skipped" if o.skipped else ""))
+            for line in o.lines:
                 print("  " + line)
-            passed += p
-            failed += f
-            timed.append((path, secs))
+            passed += o.passed
+            failed += o.failed
+            skipped += o.skipped
+            timed.append((path, o.seconds))
         times.append((f"{len(bins)} C test binaries", time.time() - t0))
         if timed:
             print(f"slowest: {slowest(timed)}")
@@ -181,11 +200,12 @@ def main():
               flush=True)
         t0 = time.time()
         args.verbose = False
-        p, f = run_check.stage_asan(args, units=False, rows=rows)
-        print(f"asan+ubsan: {p} passed, {f} failed, {time.time() - t0:.0f} s")
+        p, f, s = run_check.stage_asan(args, units=False, rows=rows)
+        print(f"asan+ubsan: {closing_line(p, f, s)}, {time.time() - t0:.0f} s")
         times.append(("asan+ubsan (build and run)", time.time() - t0))
         passed += p
         failed += f
+        skipped += s
     if not args.no_python:
         t0 = time.time()
         p, f, s = run_python_tests()
@@ -195,8 +215,7 @@ def main():
         skipped += s
     print("stage times: " + ", ".join(f"{name} {secs:.0f} s" for name, secs in times))
     print(f"test time: {time.time() - start:.0f} s")
-    tail = f", {skipped} skipped" if skipped else ""
-    print(f"{passed} passed, {failed} failed{tail}")
+    print(closing_line(passed, failed, skipped))
     return 1 if failed else 0
 
 

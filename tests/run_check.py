@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """make check: allocmark's slower checks, each in a build folder of its own, and
-a closing "N passed, N failed" like make test's. Stages (--only picks some):
+a closing "N passed, N failed, N skipped" like make test's, which names the
+stages skipped. Stages (--only picks some):
 
   asan      every C test under AddressSanitizer + UBSan (build/<cc>-asan), halting on
             the first error, including the bug-injection tests of test_detection.c
@@ -17,7 +18,9 @@ a closing "N passed, N failed" like make test's. Stages (--only picks some):
 
 Sanitizer, valgrind and fuzz stages leave out rows linked against another malloc
 (system-jemalloc ...): the tool's own malloc replaces theirs. A stage whose tool is
-missing is skipped with a message (tools/need.sh says what to install)."""
+missing is skipped with a message (tools/need.sh says what to install) and
+named in the closing line; skipped stages alone do not make the exit status
+non-zero."""
 import argparse
 import os
 import re
@@ -97,18 +100,19 @@ def binaries(build, subs=("tests", "unit"), rows=None):
 
 def run_bins(bins, args, prefix=(), extra=(), env=None):
     """runs the binaries (optionally under a tool), args.jobs at a time, prints
-    a line each; returns (passed, failed)"""
-    passed = failed = 0
+    a line each; returns (passed, failed, skipped)"""
+    passed = failed = skipped = 0
     jobs = getattr(args, "jobs", None) or run_all.default_jobs()
-    for path, (p, f, lines, _) in run_all.run_binaries(bins, args.timeout, jobs, prefix=list(prefix),
-                                                       extra=list(extra), env_extra=env):
-        print(f"  {os.path.relpath(path, ROOT)}: {p} passed, {f} failed", flush=True)
-        for line in lines:
+    for path, o in run_all.run_binaries(bins, args.timeout, jobs, prefix=list(prefix),
+                                        extra=list(extra), env_extra=env):
+        print(f"  {os.path.relpath(path, ROOT)}: {run_all.closing_line(o.passed, o.failed, o.skipped)}", flush=True)
+        for line in o.lines:
             if not line.startswith("SKIP ") or args.verbose:
                 print("    " + line.replace("\n", "\n    "))
-        passed += p
-        failed += f
-    return passed, failed
+        passed += o.passed
+        failed += o.failed
+        skipped += o.skipped
+    return passed, failed, skipped
 
 
 def stage_asan(args, units=True, rows=None):
@@ -117,14 +121,14 @@ def stage_asan(args, units=True, rows=None):
     rows = rows or chosen_rows(args)
     if not make(args, "tests-build", CC=args.cc, VARIANT="-asan", EXTRA_CFLAGS=SAN_FLAGS,
                 EXTRA_LDFLAGS=SAN_LDFLAGS, ALLOCATORS=",".join(rows)):
-        return 0, 1
+        return 0, 1, 0
     return run_bins(binaries(build, ("tests", "unit") if units else ("tests",), rows), args, env=ASAN_ENV)
 
 
 def stage_debug(args):
     build = f"build/{ccname(args.cc)}-debug"
     if not make(args, "tests-build", CC=args.cc, DEBUG=1):
-        return 0, 1
+        return 0, 1, 0
     return run_bins(binaries(build, ("tests",)), args)
 
 
@@ -149,7 +153,7 @@ def stage_tsan(args):
     if not make(args, " ".join(targets), CC=args.cc, VARIANT="-tsan",
                 EXTRA_CFLAGS="-fsanitize=thread -fno-omit-frame-pointer", EXTRA_LDFLAGS="-fsanitize=thread",
                 ALLOCATORS=",".join(rows)):
-        return 0, 1
+        return 0, 1, 0
     env = {"TSAN_OPTIONS": "halt_on_error=1:second_deadlock_stack=1"}
     return run_bins(sorted(os.path.join(ROOT, t) for t in targets), args, extra=["thread"], env=env)
 
@@ -161,7 +165,7 @@ def stage_valgrind(args):
     build = f"build/{ccname(args.cc)}-valgrind"
     if not make(args, "tests-build", CC=args.cc, VARIANT="-valgrind", EXTRA_CFLAGS="-gdwarf-4",
                 ALLOCATORS="system"):
-        return 0, 1
+        return 0, 1, 0
     tool = ["valgrind", "--quiet", "--error-exitcode=1", "--leak-check=full",
             "--errors-for-leak-kinds=definite", "--trace-children=no",
             "--suppressions=" + os.path.join(ROOT, "tests", "valgrind.supp")]
@@ -195,7 +199,7 @@ def stage_fuzz(args):
     rows = chosen_rows(args)
     if not make(args, "fuzz-build", CC=cc, VARIANT="-fuzz", EXTRA_CFLAGS=FUZZ_FLAGS,
                 EXTRA_LDFLAGS=SAN_LDFLAGS, ALLOCATORS=",".join(rows)):
-        return 0, 1
+        return 0, 1, 0
     passed = failed = 0
     stats = []
     # the cap keeps make check's time bounded on a slow or busy machine: a row
@@ -229,7 +233,7 @@ def stage_fuzz(args):
         f.write("\n".join(stats) + "\n")
     os.replace(out + ".tmp", out)
     print(f"  executions per row written to {os.path.relpath(out, ROOT)}")
-    return passed, failed
+    return passed, failed, 0
 
 
 def stage_fuzz_selftest(args):
@@ -269,13 +273,13 @@ def stage_fuzz_selftest(args):
         else:
             failed += 1
             print("    " + p.stderr[-2000:].replace("\n", "\n    "))
-    return passed, failed
+    return passed, failed, 0
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--make", default="make")
-    ap.add_argument("--cc", default="cc")
+    ap.add_argument("--cc", default="gcc")
     ap.add_argument("--fuzz-cc", default="clang")
     ap.add_argument("--only", default=",".join(STAGES), help="comma-separated stages")
     ap.add_argument("--rows", default="", help="comma-separated rows for the asan, tsan and fuzz stages "
@@ -308,17 +312,27 @@ def main():
         r = globals()["stage_" + s.replace("-", "_")](args)
         results.append((s, r, time.time() - t0))
     print("== summary")
-    passed = failed = 0
+    print(summary(results, names, time.time() - start))
+    return 1 if any(r and r[1] for _, r, _ in results) else 0
+
+
+def summary(results, names, seconds):
+    """A line a stage, then the closing one: [(stage, (passed, failed,
+    skipped) or None when the stage was skipped, seconds)] -> text."""
+    out = []
+    passed = failed = skipped = 0
+    skipped_stages = []
     for s, r, secs in results:
         if r is None:
-            print(f"{names[s]}: skipped (tool missing), {secs:.0f} s")
+            out.append(f"{names[s]}: skipped (tool missing), {secs:.0f} s")
+            skipped_stages.append(s)
             continue
-        print(f"{names[s]}: {r[0]} passed, {r[1]} failed, {secs:.0f} s")
-        passed += r[0]
-        failed += r[1]
-    print(f"check time: {time.time() - start:.0f} s")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+        out.append(f"{names[s]}: {run_all.closing_line(*r)}, {secs:.0f} s")
+        passed, failed, skipped = passed + r[0], failed + r[1], skipped + r[2]
+    out.append(f"check time: {seconds:.0f} s")
+    tail = f"; stages skipped: {', '.join(skipped_stages)}" if skipped_stages else ""
+    out.append(run_all.closing_line(passed, failed, skipped) + tail)
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

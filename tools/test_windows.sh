@@ -36,7 +36,7 @@ fi
 wineserver -p >/dev/null 2>&1 && trap 'wineserver -k >/dev/null 2>&1' EXIT
 wine cmd /c exit </dev/null >/dev/null 2>&1
 
-# --no-sanitizers: the ASan stage builds natively (build/cc-asan), nothing Windows about it
+# --no-sanitizers: the ASan stage builds natively (build/gcc-asan), nothing Windows about it
 $PYTHON tests/run_all.py --make "$MAKE CC=$MINGW_CC" --build "$BUILD" --runner wine --no-python --no-sanitizers
 tests=$?
 

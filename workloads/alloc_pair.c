@@ -3,10 +3,10 @@
  * alloc_pattern.h. */
 #include "alloc_pattern.h"
 
-static uint64_t alloc_pair_run(am_heap *h, am_cell *c, int *status) {
-    return ap_run(h, c, status, AP_PAIR);
+static uint64_t alloc_pair_run(am_heap *h, am_job *job, int *status) {
+    return ap_run(h, job, status, AP_PAIR);
 }
 
 const am_workload am_workload_alloc_pair = {
     "alloc_pair", "one block of `size` bytes taken and freed at once, 10,000 times (time per pair)",
-    ap_sizes, ap_sizes, ap_reps, ap_ops, alloc_pair_run, ap_reference, 0};
+    ap_sizes, ap_sizes, ap_reps, ap_ops, alloc_pair_run, ap_reference, 0, 1};

@@ -1,9 +1,9 @@
-/* contention.c: seed 002's isolated benchmark (BlazingMQ, "independent item
- * pools for channels"). T threads each allocate a 345-byte block, write to it,
- * do W ns of work (param), and free it, over and over. Thread-safe strategies
- * get one heap shared by every thread (the shared pool); the others a heap per
- * thread, made in that thread (independent pools). It is a benchmark of
- * allocator contention, not of the work: W only sets how often threads call. */
+/* contention.c: BlazingMQ's isolated benchmark ("independent item pools for
+ * channels"). T threads each allocate a 345-byte block, write to it, do W ns of work
+ * (param), and free it, over and over. Thread-safe strategies get one heap shared by
+ * every thread (the shared pool); the others a heap per thread, made in that thread
+ * (independent pools). It is a benchmark of allocator contention, not of the work: W
+ * only sets how often threads call. */
 #include <stdlib.h>
 
 #include "thread_group.h"
@@ -28,7 +28,10 @@ static uint64_t work(uint64_t x, uint64_t loops) {
     return x;
 }
 
-static double loops_per_ns; /* calibrated once per process, before any thread starts */
+/* Without --work-loops, W's loop count comes from this rate, measured once
+ * per process before any thread starts; the runner passes one count to every
+ * row instead, so that W is the same work for all of them. */
+static double loops_per_ns;
 
 static double calibrate(void) {
     double best = 0;
@@ -51,6 +54,7 @@ static double calibrated_loops_per_ns(void) {
 }
 
 typedef struct ct_thread {
+    am_start_line *line;
     am_heap *shared;         /* NULL: the thread makes its own heap */
     const am_options *options;
     am_owner *owner;         /* where the counting wrapper files this thread's blocks */
@@ -70,9 +74,10 @@ static void run_thread(void *arg) {
     ct_thread *t = arg;
     am_owner_enter_thread(t->owner, t->id);
     am_heap *h = t->shared ? t->shared : am_create(t->options);
-    if (!h) { t->status = AM_ERR_OOM; return; }
+    am_start_wait(t->line);
     uint64_t sum = 0;
-    for (size_t i = 0; i < t->iterations; i++) {
+    if (!h) t->status = AM_ERR_OOM;
+    for (size_t i = 0; h && i < t->iterations; i++) {
         uint64_t *b = am_alloc(h, CT_BLOCK);
         if (AM_UNLIKELY(!b)) { t->status = AM_ERR_OOM; break; }
         b[0] = t->first + i;
@@ -81,40 +86,48 @@ static void run_thread(void *arg) {
         sum += b[0];
         am_free(h, b, CT_BLOCK);
     }
-    if (!t->shared) am_destroy(h);
+    am_start_stop(t->line);
+    if (h && !t->shared) am_destroy(h);
     t->sum = sum;
 }
 
-static uint64_t contention_run(am_heap *h, am_cell *c, int *status) {
+static uint64_t contention_run(am_heap *h, am_job *job, int *status) {
 #if !AM_FREE_REUSES
     /* each thread's 200,000 blocks would all be fresh memory, first-touch page
      * faults would be the measure, and the row is no candidate for a
      * long-running allocate/free stream anyway */
-    c->reason = "free does not reuse memory: not a pool for a long allocate/free stream";
+    job->reason = "free does not reuse memory: not a pool for a long allocate/free stream";
     *status = AM_ERR_NA;
     return 0;
 #endif
-    unsigned n = am_cell_threads(c);
-    *status = am_threads_check(c, n);
+    unsigned n = am_job_threads(job);
+    *status = am_threads_check(job, n);
     if (*status != AM_OK) return 0;
-    double per_ns = calibrated_loops_per_ns();
-    am_cell_metric(c, "work_loop_per_ns", per_ns);
-    am_cell_metric(c, "shared_heap", AM_THREAD_SAFE ? 1 : 0);
-    size_t iters = iterations(c->size, c->param);
-    am_cell_metric(c, "iterations_per_thread", (double)iters);
+    if (!job->has_work_loops) {
+        double per_ns = calibrated_loops_per_ns();
+        am_job_metric(job, "work_loop_per_ns", per_ns);
+        job->work_loops = (uint64_t)(job->param * per_ns + 0.5);
+        job->has_work_loops = 1; /* the same count in every later repetition */
+    }
+    am_job_metric(job, "work_loops", (double)job->work_loops);
+    am_job_metric(job, "shared_heap", AM_THREAD_SAFE ? 1 : 0);
+    size_t iters = iterations(job->size, job->param);
+    am_job_metric(job, "iterations_per_thread", (double)iters);
     ct_thread *t = calloc(n, sizeof *t);
     if (!t) { *status = AM_ERR_OOM; return 0; }
+    am_start_line line;
     for (unsigned i = 0; i < n; i++) {
+        t[i].line = &line;
         t[i].shared = AM_THREAD_SAFE ? h : NULL;
-        t[i].options = &c->options;
+        t[i].options = &job->options;
         t[i].owner = am_owner_current();
         t[i].id = i;
         t[i].iterations = iters;
-        t[i].loops = (uint64_t)(c->param * per_ns + 0.5);
-        t[i].first = first_value(c->seed, i);
+        t[i].loops = job->work_loops;
+        t[i].first = first_value(job->seed, i);
     }
     /* even one thread runs in a thread of its own: its heap is made there */
-    *status = am_thread_group_run(run_thread, t, sizeof *t, n);
+    *status = am_thread_group_run(run_thread, t, sizeof *t, n, &line, &job->timed_ns);
     uint64_t sum = 0;
     for (unsigned i = 0; i < n; i++) {
         if (t[i].status != AM_OK) *status = t[i].status;
@@ -124,11 +137,11 @@ static uint64_t contention_run(am_heap *h, am_cell *c, int *status) {
     return sum;
 }
 
-static uint64_t contention_reference(am_cell *c) {
-    unsigned n = am_cell_threads(c);
-    uint64_t k = iterations(c->size, c->param);
+static uint64_t contention_reference(am_job *job) {
+    unsigned n = am_job_threads(job);
+    uint64_t k = iterations(job->size, job->param);
     uint64_t sum = 0;
-    for (unsigned i = 0; i < n; i++) sum += k * first_value(c->seed, i) + k * (k - 1) / 2;
+    for (unsigned i = 0; i < n; i++) sum += k * first_value(job->seed, i) + k * (k - 1) / 2;
     return sum;
 }
 
@@ -138,15 +151,15 @@ static const double contention_params[] = {0, 100, 500, 10000, -1}; /* 10 µs: t
 
 static unsigned contention_reps(size_t size) { (void)size; return 1; }
 static double contention_ops(size_t size) { return (double)size; }
-static double contention_cell_ops(const am_cell *c) {
-    return (double)am_cell_threads(c) * (double)iterations(c->size, c->param);
+static double contention_job_ops(const am_job *job) {
+    return (double)am_job_threads(job) * (double)iterations(job->size, job->param);
 }
 
 const am_workload am_workload_contention = {
     "contention",
     "T threads: allocate 345 bytes, write, W ns of work (param), free; one shared heap if thread-safe, "
-    "else one per thread (seed 002)",
+    "else one per thread (BlazingMQ's pools)",
     contention_sizes, contention_log_sizes, contention_reps,
-    contention_ops, contention_run, contention_reference, 1};
+    contention_ops, contention_run, contention_reference, 1, 1};
 
-const am_sweep am_sweep_contention = {"contention", contention_params, 1, contention_cell_ops};
+const am_sweep am_sweep_contention = {"contention", contention_params, 1, contention_job_ops};

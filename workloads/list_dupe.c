@@ -10,11 +10,11 @@
 
 AM_INLINE int ld_value(uint64_t seed, size_t i) { return (int)((seed * 2654435761u + i * 40503u) & 0x7fffffff); }
 
-static uint64_t list_dupe_run(am_heap *h, am_cell *c, int *status) {
+static uint64_t list_dupe_run(am_heap *h, am_job *job, int *status) {
     ld_list src, dup;
     ld_list_init(&src, h);
-    for (size_t i = 0; i < c->size; i++) {
-        if (ld_list_push_back(&src, ld_value(c->seed, i))) goto oom;
+    for (size_t i = 0; i < job->size; i++) {
+        if (ld_list_push_back(&src, ld_value(job->seed, i))) goto oom;
     }
     if (ld_list_copy(&dup, &src, h)) goto oom; /* leaves dup empty */
     am_escape(&src);
@@ -32,17 +32,17 @@ oom:
     return 0;
 }
 
-static uint64_t list_dupe_reference(am_cell *c) {
+static uint64_t list_dupe_reference(am_job *job) {
     uint64_t hash = AM_FNV_OFFSET;
-    for (size_t i = 0; i < c->size; i++) hash = am_fnv_add(hash, ld_value(c->seed, i));
-    return hash + c->size;
+    for (size_t i = 0; i < job->size; i++) hash = am_fnv_add(hash, ld_value(job->seed, i));
+    return hash + job->size;
 }
 
-/* no seed 004 count: 1,000 repetitions capped by size, as its list tests */
+/* no count from the 2009 Boost monotonic comparison: 1,000 repetitions capped by size, as its list tests */
 static unsigned list_dupe_reps(size_t size) { return am_reps_capped(size, 25000); }
 static double list_dupe_ops(size_t size) { return (double)size; }
 
 const am_workload am_workload_list_dupe = {
     "list_dupe", "list<int> of len values deep-copied on the same heap, the copy walked, both destroyed",
     am_sizes_linear, am_sizes_log, list_dupe_reps,
-    list_dupe_ops, list_dupe_run, list_dupe_reference, 0};
+    list_dupe_ops, list_dupe_run, list_dupe_reference, 0, 1};

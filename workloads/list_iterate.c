@@ -24,16 +24,16 @@ typedef struct li_other {
 
 AM_INLINE int li_value(uint64_t seed, size_t i) { return (int)((seed + i * 7u) & 0xffff); }
 
-static uint64_t list_iterate_run(am_heap *h, am_cell *c, int *status) {
+static uint64_t list_iterate_run(am_heap *h, am_job *job, int *status) {
     li_list l;
     li_olist other;
     li_list_init(&l, h);
     li_olist_init(&other, h);
     li_other o;
     memset(&o, 0, sizeof o);
-    for (size_t i = 0; i < c->size; i++) {
+    for (size_t i = 0; i < job->size; i++) {
         o.v = (int)i;
-        if (li_list_push_back(&l, li_value(c->seed, i)) || li_olist_push_back(&other, o)) {
+        if (li_list_push_back(&l, li_value(job->seed, i)) || li_olist_push_back(&other, o)) {
             li_olist_destroy(&other);
             li_list_destroy(&l);
             *status = AM_ERR_OOM;
@@ -53,17 +53,17 @@ static uint64_t list_iterate_run(am_heap *h, am_cell *c, int *status) {
     return sum;
 }
 
-static uint64_t list_iterate_reference(am_cell *c) {
+static uint64_t list_iterate_reference(am_job *job) {
     uint64_t sum = 0;
-    for (size_t i = 0; i < c->size; i++) sum += (uint64_t)li_value(c->seed, i);
+    for (size_t i = 0; i < job->size; i++) sum += (uint64_t)li_value(job->seed, i);
     return sum * LI_PASSES;
 }
 
-/* no seed 004 count: 1,000 repetitions capped by size, as its list tests */
+/* no count from the 2009 Boost monotonic comparison: 1,000 repetitions capped by size, as its list tests */
 static unsigned list_iterate_reps(size_t size) { return am_reps_capped(size, 10000); }
 static double list_iterate_ops(size_t size) { return (double)size * LI_PASSES; }
 
 const am_workload am_workload_list_iterate = {
     "list_iterate", "list<int> of len values built interleaved with a list of 40-byte records, then summed over 20 passes",
     am_sizes_linear, am_sizes_log, list_iterate_reps,
-    list_iterate_ops, list_iterate_run, list_iterate_reference, 0};
+    list_iterate_ops, list_iterate_run, list_iterate_reference, 0, 1};

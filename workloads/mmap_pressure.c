@@ -1,13 +1,14 @@
-/* mmap_pressure.c: seed 003's memory-pressure runs. A read-mostly structure of
- * `size` MiB (64-byte nodes linked in one random cycle) lives in the strategy's
- * memory; each repetition drops param % of its pages from memory, then T
- * threads run random pointer-chasing queries over it, faulting pages back in.
- * The slowdown against param 0 is what memory pressure costs the strategy.
+/* mmap_pressure.c: the memory-pressure runs of OSRM's mmap allocator. A read-mostly
+ * structure of `size` MiB (64-byte nodes linked in one random cycle) lives in the
+ * strategy's memory; each repetition drops param % of its pages from memory, then T
+ * threads run random pointer-chasing queries over it, faulting pages back in. The
+ * slowdown against param 0 is what memory pressure costs the strategy.
  *
  * The structure is built once per process (its own heap, made with the cell's
  * options) and kept between repetitions: building it is not what is measured.
  * A repetition's time is the eviction (a few system calls a page run, reported
- * as evict_ms) plus the queries (query_ms).
+ * as evict_ms) plus the queries (query_ms); measuring residency, checking the
+ * evicted contents and starting the threads are outside it.
  *
  * Eviction: rows with regions (mmap_arena, mmap_file) use mmap_arena_evict:
  * file pages are written back and dropped, to be re-read from the file.
@@ -134,16 +135,16 @@ static int file_backed(void) {
 #endif
 }
 
-static int build(const am_cell *c) {
-    const uint32_t *next = shape_of(nodes_of(c->size));
+static int build(const am_job *job) {
+    const uint32_t *next = shape_of(nodes_of(job->size));
     if (!next) return AM_ERR_OOM;
-    st.mib = c->size;
-    st.limit = c->options.limit;
-    st.nodes = nodes_of(c->size);
+    st.mib = job->size;
+    st.limit = job->options.limit;
+    st.nodes = nodes_of(job->size);
     size_t count = (st.nodes + MP_NODES_PER_BLOCK - 1) / MP_NODES_PER_BLOCK;
     st.blocks = calloc(count, sizeof *st.blocks);
     st.evict = calloc(count * runs_of(MP_BLOCK / am_page_size() + 1), 1);
-    st.heap = am_create(&c->options);
+    st.heap = am_create(&job->options);
     if (!st.blocks || !st.evict || !st.heap) return AM_ERR_OOM;
     for (size_t b = 0; b < count; b++) {
         char *raw = am_alloc(st.heap, MP_BLOCK + MP_NODE);
@@ -175,11 +176,11 @@ static int build(const am_cell *c) {
 }
 
 /* Drops `percent` of the page runs, spread evenly (run j goes when
- * floor((j + 1) f) > floor(j f)), and measures what stayed resident. */
+ * floor((j + 1) f) > floor(j f)). */
 static int evict(double percent) {
     size_t page = am_page_size(), j = 0;
     double f = percent / 100.0;
-    st.evictable = st.resident = 0;
+    st.evictable = 0;
     for (size_t b = 0; b < st.count; b++) {
         char *from;
         size_t pages;
@@ -192,13 +193,19 @@ static int evict(double percent) {
         }
         st.evictable += pages * page;
     }
+    return AM_OK;
+}
+
+/* What stayed resident after the eviction (mincore: no page is touched). */
+static void measure_residency(void) {
+    size_t page = am_page_size();
+    st.resident = 0;
     for (size_t b = 0; b < st.count; b++) {
         char *from;
         size_t pages;
         block_pages(b, &from, &pages);
         if (pages) st.resident += am_vm_resident(from, pages * page);
     }
-    return AM_OK;
 }
 
 /* Anonymous pages that the system discarded read back as zeros: the first
@@ -235,6 +242,8 @@ static uint64_t term(unsigned thread, size_t queries, size_t k, uint64_t sum) {
 }
 
 typedef struct mp_thread {
+    am_start_line *line; /* NULL: the caller, which times itself */
+    uint64_t timed_ns;
     uint64_t seed;
     unsigned id;
     size_t queries;
@@ -244,6 +253,8 @@ typedef struct mp_thread {
 static void chase(void *arg) {
     mp_thread *t = arg;
     uint64_t rng = start_rng(t->seed, t->id), total = 0;
+    if (t->line) am_start_wait(t->line);
+    uint64_t start = am_now_ns();
     for (size_t k = 0; k < t->queries; k++) {
         const mp_node *n = node_at((size_t)am_rand_below(&rng, st.nodes));
         uint64_t sum = 0;
@@ -253,61 +264,74 @@ static void chase(void *arg) {
         }
         total += term(t->id, t->queries, k, sum);
     }
+    if (t->line) am_start_stop(t->line);
+    else t->timed_ns = am_now_ns() - start;
     t->sum = total;
 }
 
-static uint64_t mmap_pressure_run(am_heap *h, am_cell *c, int *status) {
+static uint64_t mmap_pressure_run(am_heap *h, am_job *job, int *status) {
     (void)h; /* the structure has its own heap, kept between repetitions */
-    unsigned n = am_cell_threads(c);
-    if (n > AM_MAX_THREADS || c->param > 100) { *status = AM_ERR_FAILED; return 0; }
+    unsigned n = am_job_threads(job);
+    if (n > AM_MAX_THREADS || job->param > 100) { *status = AM_ERR_FAILED; return 0; }
     int keep = 1;
 #if AM_STATS
     keep = !am_counting_active; /* counted blocks must be gone before counting stops */
 #endif
     if (!st.registered) st.registered = atexit(release_at_exit) == 0;
-    if (!st.heap || st.mib != c->size || st.limit != c->options.limit) {
+    if (!st.heap || st.mib != job->size || st.limit != job->options.limit) {
         am_mmap_pressure_release();
-        *status = build(c);
+        *status = build(job);
         if (*status != AM_OK) { am_mmap_pressure_release(); return 0; }
     }
     uint64_t t0 = am_now_ns();
-    *status = evict(c->param);
-    if (*status == AM_OK && c->param > 0 && !file_backed() && !contents_survived()) {
-        c->reason = "anonymous memory cannot be evicted without swap: its pages were discarded";
+    *status = evict(job->param);
+    uint64_t evict_ns = am_now_ns() - t0;
+    /* untimed: residency, and whether anonymous pages kept their contents
+     * (one read per evicted run, which brings that page back) */
+    measure_residency();
+    if (*status == AM_OK && job->param > 0 && !file_backed() && !contents_survived()) {
+        job->reason = "anonymous memory cannot be evicted without swap: its pages were discarded";
         *status = AM_ERR_NA;
         am_mmap_pressure_release(); /* the structure is lost */
         return 0;
     }
     if (*status != AM_OK) return 0;
-    uint64_t t1 = am_now_ns();
     mp_thread t[AM_MAX_THREADS];
-    size_t queries = queries_of(c->size);
+    am_start_line line;
+    uint64_t query_ns = 0;
+    size_t queries = queries_of(job->size);
     for (unsigned i = 0; i < n; i++) {
-        t[i].seed = c->seed;
+        t[i].line = n == 1 ? NULL : &line;
+        t[i].seed = job->seed;
         t[i].id = i;
         t[i].queries = queries;
         t[i].sum = 0;
     }
-    if (n == 1) chase(&t[0]);
-    else *status = am_thread_group_run(chase, t, sizeof *t, n);
-    uint64_t t2 = am_now_ns(), sum = 0;
+    if (n == 1) {
+        chase(&t[0]);
+        query_ns = t[0].timed_ns;
+    } else {
+        *status = am_thread_group_run(chase, t, sizeof *t, n, &line, &query_ns);
+    }
+    uint64_t sum = 0;
     for (unsigned i = 0; i < n; i++) sum += t[i].sum;
-    am_cell_metric(c, "resident_pct", st.evictable ? 100.0 * (double)st.resident / (double)st.evictable : 100);
-    am_cell_metric(c, "evict_ms", (double)(t1 - t0) / 1e6);
-    am_cell_metric(c, "query_ms", (double)(t2 - t1) / 1e6);
-    am_cell_metric(c, "file_backed", file_backed());
+    job->timed_ns = evict_ns + query_ns;
+    am_job_metric(job, "resident_pct", st.evictable ? 100.0 * (double)st.resident / (double)st.evictable : 100);
+    am_job_metric(job, "evict_ms", (double)evict_ns / 1e6);
+    am_job_metric(job, "query_ms", (double)query_ns / 1e6);
+    am_job_metric(job, "file_backed", file_backed());
     if (!keep) am_mmap_pressure_release();
     return sum;
 }
 
-static uint64_t mmap_pressure_reference(am_cell *c) {
-    unsigned n = am_cell_threads(c);
-    size_t nodes = nodes_of(c->size), queries = queries_of(c->size);
+static uint64_t mmap_pressure_reference(am_job *job) {
+    unsigned n = am_job_threads(job);
+    size_t nodes = nodes_of(job->size), queries = queries_of(job->size);
     const uint32_t *next = shape_of(nodes);
     if (!next) return UINT64_MAX;
     uint64_t total = 0;
     for (unsigned i = 0; i < n; i++) {
-        uint64_t rng = start_rng(c->seed, i);
+        uint64_t rng = start_rng(job->seed, i);
         for (size_t k = 0; k < queries; k++) {
             size_t v = (size_t)am_rand_below(&rng, nodes);
             uint64_t sum = 0;
@@ -330,15 +354,15 @@ static const double mmap_pressure_params[] = {0, 10, 20, 30, 50, -1};
 
 static unsigned mmap_pressure_reps(size_t size) { (void)size; return 1; }
 static double mmap_pressure_ops(size_t size) { return (double)queries_of(size); }
-static double mmap_pressure_cell_ops(const am_cell *c) {
-    return (double)am_cell_threads(c) * (double)queries_of(c->size);
+static double mmap_pressure_job_ops(const am_job *job) {
+    return (double)am_job_threads(job) * (double)queries_of(job->size);
 }
 
 const am_workload am_workload_mmap_pressure = {
     "mmap_pressure",
     "a `size` MiB read-mostly structure of linked 64-byte nodes in the strategy's memory; each repetition "
-    "evicts param % of its pages, then T threads chase 64-node paths from random nodes (seed 003)",
+    "evicts param % of its pages, then T threads chase 64-node paths from random nodes (OSRM's mmap allocator)",
     mmap_pressure_sizes, mmap_pressure_log_sizes, mmap_pressure_reps,
-    mmap_pressure_ops, mmap_pressure_run, mmap_pressure_reference, 1};
+    mmap_pressure_ops, mmap_pressure_run, mmap_pressure_reference, 1, 1};
 
-const am_sweep am_sweep_mmap_pressure = {"mmap_pressure", mmap_pressure_params, 0, mmap_pressure_cell_ops};
+const am_sweep am_sweep_mmap_pressure = {"mmap_pressure", mmap_pressure_params, 0, mmap_pressure_job_ops};

@@ -1,6 +1,6 @@
-/* mmap_pressure.h: what tests see of the mmap_pressure workload (seed 003):
- * the structure it keeps between repetitions, so that a test can drop it and
- * see the strategy's memory (and mmap_file's temporary files) go. */
+/* mmap_pressure.h: what tests see of the mmap_pressure workload (OSRM's mmap
+ * allocator): the structure it keeps between repetitions, so that a test can drop it
+ * and see the strategy's memory (and mmap_file's temporary files) go. */
 #ifndef AM_MMAP_PRESSURE_H
 #define AM_MMAP_PRESSURE_H
 

@@ -1,13 +1,13 @@
-/* query_heap.c: seed 000's OSRM query heap. Random source-target queries on a
- * generated road-like graph (a grid with random weights plus some cheap long
- * edges), each a Dijkstra with the 4-ary QueryHeap whose node -> index storage
- * is a hash map with one allocation per entry (the std::unordered_map OSRM's
- * profile blamed), every byte from the strategy. The graph itself is plain
- * malloc, built once per process: it is not what is measured.
+/* query_heap.c: OSRM's query heap. Random source-target queries on a generated
+ * road-like graph (a grid with random weights plus some cheap long edges), each a Dijkstra
+ * with the 4-ary QueryHeap whose node -> index storage is a hash map with one
+ * allocation per entry (the std::unordered_map OSRM's profile blamed), every byte from
+ * the strategy. The graph itself is plain malloc, built once per process: it is not
+ * what is measured.
  *
  * T threads (swept): each builds its own QueryHeap, on its own heap made in
  * that thread, or on the cell's heap where the strategy is thread-safe. A heap
- * is never copied into another thread (seed 000's bug). With one thread the
+ * is never copied into another thread (OSRM's bug). With one thread the
  * queries run in the calling thread on the cell's heap.
  *
  * Metrics: per-query latency (mean, p50, p95, p99, max) over the last
@@ -150,6 +150,8 @@ static int shortest(qh *q, const am_graph *g, uint32_t s, uint32_t t, uint64_t *
 }
 
 typedef struct qh_thread {
+    am_start_line *line;     /* NULL: the one thread is the caller, timed by itself */
+    uint64_t timed_ns;       /* that caller's time */
     am_heap *heap;           /* NULL: make one in the thread */
     const am_options *options;
     am_owner *owner;
@@ -163,21 +165,25 @@ typedef struct qh_thread {
     int status;
 } qh_thread;
 
+/* Set up (heap, QueryHeap, the queries), wait for the start, run the
+ * queries, stop, tear down: only the queries are timed. */
 static void run_queries(qh_thread *t) {
     am_heap *h = t->heap ? t->heap : am_create(t->options);
-    if (!h) { t->status = AM_ERR_OOM; return; }
     qh q;
-    t->status = qh_init(&q, h, t->g->n) ? AM_ERR_OOM : AM_OK;
+    t->status = h && qh_init(&q, h, t->g->n) == 0 ? AM_OK : AM_ERR_OOM;
     am_query_heap_pairs(t->seed, t->id, t->g->n, t->queries, t->pairs);
-    uint64_t sum = 0;
+    if (t->line) am_start_wait(t->line);
+    uint64_t sum = 0, start = am_now_ns();
     for (size_t k = 0; k < t->queries && t->status == AM_OK; k++) {
         uint64_t dist = 0, t0 = am_now_ns();
         t->status = shortest(&q, t->g, t->pairs[2 * k], t->pairs[2 * k + 1], &dist);
         t->latency[k] = am_now_ns() - t0;
         sum += am_query_heap_term(t->id, t->queries, k, dist);
     }
-    qh_destroy(&q);
-    if (!t->heap) am_destroy(h);
+    if (t->line) am_start_stop(t->line);
+    else t->timed_ns = am_now_ns() - start;
+    if (h) qh_destroy(&q); /* also after a failed init */
+    if (h && !t->heap) am_destroy(h);
     t->sum = sum;
 }
 
@@ -221,47 +227,53 @@ static double percentile(const uint64_t *sorted, size_t n, double p) {
     return (double)sorted[(i ? i : 1) - 1];
 }
 
-static void report_latency(am_cell *c, uint64_t *lat, size_t n) {
+static void report_latency(am_job *job, uint64_t *lat, size_t n) {
     double mean = 0;
     for (size_t i = 0; i < n; i++) mean += (double)lat[i];
     qsort(lat, n, sizeof *lat, compare_u64);
-    am_cell_metric(c, "latency_mean_ns", mean / (double)n);
-    am_cell_metric(c, "latency_p50_ns", percentile(lat, n, 50));
-    am_cell_metric(c, "latency_p95_ns", percentile(lat, n, 95));
-    am_cell_metric(c, "latency_p99_ns", percentile(lat, n, 99));
-    am_cell_metric(c, "latency_max_ns", (double)lat[n - 1]);
+    am_job_metric(job, "latency_mean_ns", mean / (double)n);
+    am_job_metric(job, "latency_p50_ns", percentile(lat, n, 50));
+    am_job_metric(job, "latency_p95_ns", percentile(lat, n, 95));
+    am_job_metric(job, "latency_p99_ns", percentile(lat, n, 99));
+    am_job_metric(job, "latency_max_ns", (double)lat[n - 1]);
 }
 
-static uint64_t query_heap_run(am_heap *h, am_cell *c, int *status) {
-    unsigned n = am_cell_threads(c);
-    *status = am_threads_check(c, n);
+static uint64_t query_heap_run(am_heap *h, am_job *job, int *status) {
+    unsigned n = am_job_threads(job);
+    *status = am_threads_check(job, n);
     if (*status != AM_OK) return 0;
-    const am_graph *g = am_query_heap_graph(c->size);
-    size_t queries = am_query_heap_queries(c->size);
+    const am_graph *g = am_query_heap_graph(job->size);
+    size_t queries = am_query_heap_queries(job->size);
     if (!g || book_reserve(n, queries)) { *status = AM_ERR_OOM; return 0; }
-    am_cell_metric(c, "queries_per_thread", (double)queries);
-    am_cell_metric(c, "shared_heap", AM_THREAD_SAFE ? 1 : 0); /* as contention: one heap for every thread */
+    am_job_metric(job, "queries_per_thread", (double)queries);
+    am_job_metric(job, "shared_heap", AM_THREAD_SAFE ? 1 : 0); /* as contention: one heap for every thread */
     qh_thread *t = book.threads;
+    am_start_line line;
     for (unsigned i = 0; i < n; i++) {
         memset(&t[i], 0, sizeof t[i]);
+        t[i].line = n == 1 ? NULL : &line;
         t[i].heap = n == 1 || AM_THREAD_SAFE ? h : NULL;
-        t[i].options = &c->options;
+        t[i].options = &job->options;
         t[i].owner = am_owner_current();
         t[i].g = g;
-        t[i].seed = c->seed;
+        t[i].seed = job->seed;
         t[i].id = i;
         t[i].queries = queries;
         t[i].pairs = book.pairs + 2 * (size_t)i * queries;
         t[i].latency = book.latency + (size_t)i * queries;
     }
-    if (n == 1) run_queries(&t[0]);
-    else *status = am_thread_group_run(thread_main, t, sizeof *t, n);
+    if (n == 1) {
+        run_queries(&t[0]);
+        job->timed_ns = t[0].timed_ns;
+    } else {
+        *status = am_thread_group_run(thread_main, t, sizeof *t, n, &line, &job->timed_ns);
+    }
     uint64_t sum = 0;
     for (unsigned i = 0; i < n; i++) {
         if (t[i].status != AM_OK) *status = t[i].status;
         sum += t[i].sum;
     }
-    if (*status == AM_OK) report_latency(c, book.latency, (size_t)n * queries);
+    if (*status == AM_OK) report_latency(job, book.latency, (size_t)n * queries);
     return sum;
 }
 
@@ -315,10 +327,10 @@ static uint64_t ref_shortest(const am_graph *g, uint64_t *dist, ref_item *heap, 
     return UINT64_MAX;
 }
 
-static uint64_t query_heap_reference(am_cell *c) {
-    unsigned n = am_cell_threads(c);
-    const am_graph *g = am_query_heap_graph(c->size);
-    size_t queries = am_query_heap_queries(c->size);
+static uint64_t query_heap_reference(am_job *job) {
+    unsigned n = am_job_threads(job);
+    const am_graph *g = am_query_heap_graph(job->size);
+    size_t queries = am_query_heap_queries(job->size);
     uint64_t *dist = g ? malloc((size_t)g->n * sizeof *dist) : NULL;
     /* lazy deletion: at most one entry per relaxation, plus the source */
     ref_item *heap = g ? malloc(((size_t)g->first[g->n] + 1) * sizeof *heap) : NULL;
@@ -326,7 +338,7 @@ static uint64_t query_heap_reference(am_cell *c) {
     uint64_t sum = 0;
     if (dist && heap && pairs)
         for (unsigned i = 0; i < n; i++) {
-            am_query_heap_pairs(c->seed, i, g->n, queries, pairs);
+            am_query_heap_pairs(job->seed, i, g->n, queries, pairs);
             for (size_t k = 0; k < queries; k++)
                 sum += am_query_heap_term(i, queries, k, ref_shortest(g, dist, heap, pairs[2 * k], pairs[2 * k + 1]));
         }
@@ -345,15 +357,15 @@ static const size_t query_heap_log_sizes[] = {1000, 3000, 10000, 30000, 100000, 
 
 static unsigned query_heap_reps(size_t size) { (void)size; return 1; }
 static double query_heap_ops(size_t size) { return (double)am_query_heap_queries(size); }
-static double query_heap_cell_ops(const am_cell *c) {
-    return (double)am_cell_threads(c) * (double)am_query_heap_queries(c->size);
+static double query_heap_job_ops(const am_job *job) {
+    return (double)am_job_threads(job) * (double)am_query_heap_queries(job->size);
 }
 
 const am_workload am_workload_query_heap = {
     "query_heap",
     "T threads x Q random shortest-path queries on a road-like grid graph of `size` nodes, each a "
-    "Dijkstra with OSRM's 4-ary QueryHeap on hash-map node storage; latency percentiles (seed 000)",
+    "Dijkstra with OSRM's 4-ary QueryHeap on hash-map node storage; latency percentiles (OSRM's query heap)",
     query_heap_sizes, query_heap_log_sizes, query_heap_reps,
-    query_heap_ops, query_heap_run, query_heap_reference, 1};
+    query_heap_ops, query_heap_run, query_heap_reference, 1, 1};
 
-const am_sweep am_sweep_query_heap = {"query_heap", NULL, 1, query_heap_cell_ops};
+const am_sweep am_sweep_query_heap = {"query_heap", NULL, 1, query_heap_job_ops};

@@ -1,5 +1,5 @@
-/* query_heap.h: the parts of the query_heap workload (seed 000) that tests see:
- * its generated road-like graph and its queries, so that a test can check the
+/* query_heap.h: the parts of the query_heap workload (OSRM's query heap) that tests
+ * see: its generated road-like graph and its queries, so that a test can check the
  * distances with a Dijkstra of its own. Not a graph library: one graph shape. */
 #ifndef AM_QUERY_HEAP_H
 #define AM_QUERY_HEAP_H

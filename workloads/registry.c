@@ -36,12 +36,12 @@ const am_workload *am_workload_find(const char *name) {
     return NULL;
 }
 
-void am_cell_metric(am_cell *c, const char *name, double value) {
-    for (int i = 0; i < c->metric_count; i++)
-        if (strcmp(c->metric_names[i], name) == 0) { c->metric_values[i] = value; return; }
-    if (c->metric_count == AM_MAX_METRICS) return;
-    c->metric_names[c->metric_count] = name;
-    c->metric_values[c->metric_count++] = value;
+void am_job_metric(am_job *job, const char *name, double value) {
+    for (int i = 0; i < job->metric_count; i++)
+        if (strcmp(job->metric_names[i], name) == 0) { job->metric_values[i] = value; return; }
+    if (job->metric_count == AM_MAX_METRICS) return;
+    job->metric_names[job->metric_count] = name;
+    job->metric_values[job->metric_count++] = value;
 }
 
 const size_t am_sizes_linear[] = {10, 210, 410, 610, 810, 1010, 1210, 1410, 1610, 1810, 0};

@@ -1,15 +1,15 @@
-/* thrash_pool.c: seed 004's first test. A vector<int> resized to a random
- * length in [0, len] and summed; the allocation is one block per repetition,
- * so this is the cost of a cold allocate, a zero-fill and a free. */
+/* thrash_pool.c: the 2009 Boost monotonic comparison's first test. A vector<int>
+ * resized to a random length in [0, len] and summed; the allocation is one block per
+ * repetition, so this is the cost of a cold allocate, a zero-fill and a free. */
 #include "workload.h"
 
 #define AM_VEC_NAME tp_vec
 #define AM_VEC_T int
 #include "vector.h"
 
-static uint64_t thrash_pool_run(am_heap *h, am_cell *c, int *status) {
-    uint64_t rng = c->seed;
-    size_t n = (size_t)am_rand_below(&rng, c->size + 1);
+static uint64_t thrash_pool_run(am_heap *h, am_job *job, int *status) {
+    uint64_t rng = job->seed;
+    size_t n = (size_t)am_rand_below(&rng, job->size + 1);
     tp_vec v;
     am_owner_push("vector"); /* the counting wrapper's owner (AM_STATS builds only) */
     tp_vec_init(&v, h);
@@ -26,9 +26,9 @@ static uint64_t thrash_pool_run(am_heap *h, am_cell *c, int *status) {
     return sum + n;
 }
 
-static uint64_t thrash_pool_reference(am_cell *c) {
-    uint64_t rng = c->seed;
-    uint64_t n = am_rand_below(&rng, c->size + 1);
+static uint64_t thrash_pool_reference(am_job *job) {
+    uint64_t rng = job->seed;
+    uint64_t n = am_rand_below(&rng, job->size + 1);
     return n * (n - (n ? 1 : 0)) / 2 + n;
 }
 
@@ -36,6 +36,6 @@ static unsigned thrash_pool_reps(size_t size) { (void)size; return 64; }
 static double thrash_pool_ops(size_t size) { (void)size; return 1; }
 
 const am_workload am_workload_thrash_pool = {
-    "thrash_pool", "vector<int> resized to a random length in [0, len], then summed (seed 004)",
+    "thrash_pool", "vector<int> resized to a random length in [0, len], then summed (2009 Boost monotonic comparison)",
     am_sizes_linear, am_sizes_log, thrash_pool_reps,
-    thrash_pool_ops, thrash_pool_run, thrash_pool_reference, 0};
+    thrash_pool_ops, thrash_pool_run, thrash_pool_reference, 0, 64};

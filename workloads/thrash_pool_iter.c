@@ -1,6 +1,7 @@
-/* thrash_pool_iter.c: seed 004's second test. A vector of {int; char} of length
- * len, value-initialised, filled, then its char fields summed: one block per
- * repetition, so mostly the cost of touching len unaligned-size elements. */
+/* thrash_pool_iter.c: the 2009 Boost monotonic comparison's second test. A vector of
+ * {int; char} of length len, value-initialised, filled, then its char fields summed:
+ * one block per repetition, so mostly the cost of touching len unaligned-size
+ * elements. */
 #include "workload.h"
 
 typedef struct tpi_elem {
@@ -14,14 +15,14 @@ typedef struct tpi_elem {
 
 AM_INLINE char tpi_char(size_t i, uint64_t seed) { return (char)((i + seed) & 0x7f); }
 
-static uint64_t thrash_pool_iter_run(am_heap *h, am_cell *c, int *status) {
+static uint64_t thrash_pool_iter_run(am_heap *h, am_job *job, int *status) {
     tpi_vec v;
     tpi_vec_init(&v, h);
-    if (tpi_vec_resize(&v, c->size)) { *status = AM_ERR_OOM; return 0; }
+    if (tpi_vec_resize(&v, job->size)) { *status = AM_ERR_OOM; return 0; }
     /* n += i reads the value-initialised zero, so the zeroing is part of the result */
     for (size_t i = 0; i < v.size; i++) {
         v.data[i].n += (int)i;
-        v.data[i].c = tpi_char(i, c->seed);
+        v.data[i].c = tpi_char(i, job->seed);
     }
     am_escape(v.data);
     uint64_t chars = 0, ints = 0;
@@ -34,18 +35,18 @@ static uint64_t thrash_pool_iter_run(am_heap *h, am_cell *c, int *status) {
     return chars + (ints << 20);
 }
 
-static uint64_t thrash_pool_iter_reference(am_cell *c) {
-    uint64_t chars = 0, n = c->size;
-    for (size_t i = 0; i < c->size; i++) chars += (uint64_t)(unsigned char)tpi_char(i, c->seed);
+static uint64_t thrash_pool_iter_reference(am_job *job) {
+    uint64_t chars = 0, n = job->size;
+    for (size_t i = 0; i < job->size; i++) chars += (uint64_t)(unsigned char)tpi_char(i, job->seed);
     return chars + ((n * (n - (n ? 1 : 0)) / 2) << 20);
 }
 
 /* a start of about a millisecond a sample; the cell's calibration grows it
- * (seed 004 ran 50,000 repetitions at every length) */
+ * (the 2009 comparison ran 50,000 repetitions at every length) */
 static unsigned thrash_pool_iter_reps(size_t size) { return (unsigned)(200000 / (size + 10)) + 1; }
 static double thrash_pool_iter_ops(size_t size) { return (double)size; } /* elements */
 
 const am_workload am_workload_thrash_pool_iter = {
-    "thrash_pool_iter", "vector<{int; char}>(len) value-initialised, filled, char fields summed (seed 004)",
+    "thrash_pool_iter", "vector<{int; char}>(len) value-initialised, filled, char fields summed (2009 Boost monotonic comparison)",
     am_sizes_linear, am_sizes_log, thrash_pool_iter_reps,
-    thrash_pool_iter_ops, thrash_pool_iter_run, thrash_pool_iter_reference, 0};
+    thrash_pool_iter_ops, thrash_pool_iter_run, thrash_pool_iter_reference, 0, 1};

@@ -1,12 +1,13 @@
-/* thrash_pool_map_list_unaligned.c: seed 004's fifth test. A map<int,
- * list<{int; char}>>: len times, a random key in [0, len/10] gets the next
- * record appended to its list. Two node sizes (tree and list) interleave, and
- * a pool per size is what Boost's pool_allocator was slowest at in the seed.
+/* thrash_pool_map_list_unaligned.c: the 2009 Boost monotonic comparison's fifth
+ * test. A map<int, list<{int; char}>>: len times, a random key in [0, len/10]
+ * gets the next record appended to its list. Two node sizes (tree and list)
+ * interleave, and a pool per size is what Boost's pool_allocator was slowest
+ * at in that comparison.
  * ops(len) = len: records appended. */
 #include <stdlib.h>
 #include "checksum.h"
 
-/* The seed's "unaligned" element: 5 bytes of data, 8 as C lays it out (the
+/* The comparison's "unaligned" element: 5 bytes of data, 8 as C lays it out (the
  * int's 4-byte alignment pads the char). A list node is 2 pointers + 8 bytes. */
 typedef struct tpm_rec {
     int n;
@@ -24,14 +25,14 @@ typedef struct tpm_rec {
 #define AM_MAP_VALUE_DESTROY(vp) tpm_list_destroy(vp)
 #include "map.h"
 
-static uint64_t thrash_pool_map_list_unaligned_run(am_heap *h, am_cell *c, int *status) {
-    uint64_t rng = c->seed;
-    size_t len = c->size;
-    uint64_t keys = len / 10 + 1; /* the seed's rand() % (len/10), without the % 0 at len < 10 */
+static uint64_t thrash_pool_map_list_unaligned_run(am_heap *h, am_job *job, int *status) {
+    uint64_t x = am_values_start(job->seed);
+    size_t len = job->size;
+    uint64_t keys = len / 10 + 1; /* the comparison's rand() % (len/10), without the % 0 at len < 10 */
     tpm_map m;
     tpm_map_init(&m, h);
     for (size_t i = 0; i < len; i++) {
-        int k = (int)am_rand_below(&rng, keys);
+        int k = (int)am_value_below(&x, keys);
         tpm_list *l = tpm_map_find_or_insert(&m, k, NULL);
         tpm_rec r;
         r.n = (int)i;
@@ -60,9 +61,9 @@ static uint64_t thrash_pool_map_list_unaligned_run(am_heap *h, am_cell *c, int *
 
 /* the same grouping by a counting sort on plain arrays: a bucket per key,
  * records in the order they were drawn */
-static uint64_t thrash_pool_map_list_unaligned_reference(am_cell *c) {
-    uint64_t rng = c->seed;
-    size_t len = c->size;
+static uint64_t thrash_pool_map_list_unaligned_reference(am_job *job) {
+    uint64_t x = am_values_start(job->seed);
+    size_t len = job->size;
     size_t keys = len / 10 + 1;
     size_t *key_of = malloc((len ? len : 1) * sizeof *key_of);
     size_t *start = calloc(keys + 1, sizeof *start);
@@ -70,7 +71,7 @@ static uint64_t thrash_pool_map_list_unaligned_reference(am_cell *c) {
     uint64_t hash = 0;
     if (!key_of || !start || !order) goto out;
     for (size_t i = 0; i < len; i++) {
-        key_of[i] = (size_t)am_rand_below(&rng, keys);
+        key_of[i] = (size_t)am_value_below(&x, keys);
         start[key_of[i] + 1]++;
     }
     size_t used = 0;
@@ -97,7 +98,7 @@ out:
     return hash;
 }
 
-/* seed 004 ran 1,000 repetitions; capped by size (see thrash_pool_sort_list_int.c) */
+/* the 2009 comparison ran 1,000 repetitions; capped by size (see thrash_pool_sort_list_int.c) */
 static unsigned thrash_pool_map_list_unaligned_reps(size_t size) {
     return am_reps_capped(size, 20000);
 }
@@ -105,6 +106,6 @@ static double thrash_pool_map_list_unaligned_ops(size_t size) { return (double)s
 
 const am_workload am_workload_thrash_pool_map_list_unaligned = {
     "thrash_pool_map_list_unaligned",
-    "map<int, list<{int; char}>>: len records appended to the lists of random keys in [0, len/10] (seed 004)",
+    "map<int, list<{int; char}>>: len records appended to the lists of random keys in [0, len/10] (2009 Boost monotonic comparison)",
     am_sizes_linear, am_sizes_log, thrash_pool_map_list_unaligned_reps,
-    thrash_pool_map_list_unaligned_ops, thrash_pool_map_list_unaligned_run, thrash_pool_map_list_unaligned_reference, 0};
+    thrash_pool_map_list_unaligned_ops, thrash_pool_map_list_unaligned_run, thrash_pool_map_list_unaligned_reference, 0, 4};

@@ -1,8 +1,8 @@
-/* thrash_pool_sort_list_int.c: seed 004's fourth test. A list<int> of len
- * random values, sorted by the list's own merge sort, which relinks nodes and
- * allocates nothing: the allocator's part is len node allocations and frees,
- * and where those nodes lie, which the sort's pointer chasing feels.
- * ops(len) = len: values inserted, sorted and freed. */
+/* thrash_pool_sort_list_int.c: the 2009 Boost monotonic comparison's fourth test. A
+ * list<int> of len random values, sorted by the list's own merge sort, which relinks
+ * nodes and allocates nothing: the allocator's part is len node allocations and frees,
+ * and where those nodes lie, which the sort's pointer chasing feels. ops(len) = len:
+ * values inserted, sorted and freed. */
 #include <stdlib.h>
 #include "checksum.h"
 
@@ -11,12 +11,12 @@
 #define AM_LIST_LESS(a, b) ((a) < (b))
 #include "list.h"
 
-static uint64_t thrash_pool_sort_list_int_run(am_heap *h, am_cell *c, int *status) {
-    uint64_t rng = c->seed;
+static uint64_t thrash_pool_sort_list_int_run(am_heap *h, am_job *job, int *status) {
+    uint64_t x = am_values_start(job->seed);
     tpsl_list l;
     tpsl_list_init(&l, h);
-    for (size_t i = 0; i < c->size; i++) {
-        if (tpsl_list_push_back(&l, am_rand_int(&rng))) {
+    for (size_t i = 0; i < job->size; i++) {
+        if (tpsl_list_push_back(&l, am_value(&x))) {
             tpsl_list_destroy(&l);
             *status = AM_ERR_OOM;
             return 0;
@@ -33,12 +33,12 @@ static uint64_t thrash_pool_sort_list_int_run(am_heap *h, am_cell *c, int *statu
 }
 
 /* the same values in a malloc'd array, sorted by the C library's qsort */
-static uint64_t thrash_pool_sort_list_int_reference(am_cell *c) {
-    uint64_t rng = c->seed;
-    size_t n = c->size;
+static uint64_t thrash_pool_sort_list_int_reference(am_job *job) {
+    uint64_t x = am_values_start(job->seed);
+    size_t n = job->size;
     int *a = malloc((n ? n : 1) * sizeof *a);
     if (!a) return 0;
-    for (size_t i = 0; i < n; i++) a[i] = am_rand_int(&rng);
+    for (size_t i = 0; i < n; i++) a[i] = am_value(&x);
     qsort(a, n, sizeof *a, am_compare_int);
     uint64_t hash = AM_FNV_OFFSET;
     for (size_t i = 0; i < n; i++) hash = am_fnv_add(hash, a[i]);
@@ -46,12 +46,12 @@ static uint64_t thrash_pool_sort_list_int_reference(am_cell *c) {
     return hash + n;
 }
 
-/* seed 004 ran 100-1,000 repetitions; capped by size so that the first
+/* the 2009 comparison ran 100-1,000 repetitions; capped by size so that the first
  * calibration sample stays near a millisecond up to the log sweep's 10^6 */
 static unsigned thrash_pool_sort_list_int_reps(size_t size) { return am_reps_capped(size, 20000); }
 static double thrash_pool_sort_list_int_ops(size_t size) { return (double)size; }
 
 const am_workload am_workload_thrash_pool_sort_list_int = {
-    "thrash_pool_sort_list_int", "list<int> of len random values, list merge sort (relinks nodes) (seed 004)",
+    "thrash_pool_sort_list_int", "list<int> of len random values, list merge sort (relinks nodes) (2009 Boost monotonic comparison)",
     am_sizes_linear, am_sizes_log, thrash_pool_sort_list_int_reps,
-    thrash_pool_sort_list_int_ops, thrash_pool_sort_list_int_run, thrash_pool_sort_list_int_reference, 0};
+    thrash_pool_sort_list_int_ops, thrash_pool_sort_list_int_run, thrash_pool_sort_list_int_reference, 0, 4};

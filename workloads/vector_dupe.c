@@ -11,11 +11,11 @@ AM_INLINE int vd_value(size_t i, uint64_t seed) {
     return (int)(((uint32_t)i * 2654435761u ^ (uint32_t)seed) & 0x7fffffff);
 }
 
-static uint64_t vector_dupe_run(am_heap *h, am_cell *c, int *status) {
+static uint64_t vector_dupe_run(am_heap *h, am_job *job, int *status) {
     vd_vec v, copy;
     vd_vec_init(&v, h);
-    for (size_t i = 0; i < c->size; i++) {
-        if (vd_vec_push_back(&v, vd_value(i, c->seed))) {
+    for (size_t i = 0; i < job->size; i++) {
+        if (vd_vec_push_back(&v, vd_value(i, job->seed))) {
             vd_vec_destroy(&v);
             *status = AM_ERR_OOM;
             return 0;
@@ -36,9 +36,9 @@ static uint64_t vector_dupe_run(am_heap *h, am_cell *c, int *status) {
     return sum;
 }
 
-static uint64_t vector_dupe_reference(am_cell *c) {
+static uint64_t vector_dupe_reference(am_job *job) {
     uint64_t sum = 0;
-    for (size_t i = 0; i < c->size; i++) sum += (uint64_t)vd_value(i, c->seed) * (i + 1);
+    for (size_t i = 0; i < job->size; i++) sum += (uint64_t)vd_value(i, job->seed) * (i + 1);
     return sum;
 }
 
@@ -48,4 +48,4 @@ static double vector_dupe_ops(size_t size) { return (double)size; } /* elements 
 const am_workload am_workload_vector_dupe = {
     "vector_dupe", "vector<int> of len values built by push_back, deep-copied, the copy summed",
     am_sizes_linear, am_sizes_log, vector_dupe_reps,
-    vector_dupe_ops, vector_dupe_run, vector_dupe_reference, 0};
+    vector_dupe_ops, vector_dupe_run, vector_dupe_reference, 0, 1};

@@ -14,24 +14,32 @@
 #include "allocator.h"
 
 /* AM_ERR_NA: the workload does not apply to this strategy (the cell prints
- * status "skipped" with am_cell.reason; tables show n/a) */
+ * status "skipped" with am_job.reason; tables show n/a) */
 enum { AM_OK = 0, AM_ERR_OOM = 1, AM_ERR_FAILED = 2, AM_ERR_NA = 3 };
 
 #define AM_MAX_METRICS 16
 
-/* What one cell asks of a workload, and where it may leave extra figures. */
-typedef struct am_cell {
+/* A job: what one cell of the matrix asks of a workload (its parameters),
+ * and where the workload leaves its extra figures and its reason. */
+typedef struct am_job {
     size_t size;       /* the workload's size parameter (elements, nodes, ...) */
     uint64_t seed;     /* the repetition's seed: runs with equal seeds do equal work */
     unsigned threads;  /* for threaded workloads; 1 otherwise */
     double param;      /* a workload-specific knob (work per call in ns, evicted fraction ...) */
     am_options options;/* how heaps are created, for workloads that create their own */
+    /* contention: loops of its work function per operation (W's length); with
+     * has_work_loops 0 the workload finds the count for W itself and sets it */
+    uint64_t work_loops;
+    int has_work_loops;
+    /* threaded workloads: the time the repetition measured (threads and their
+     * heaps are made before it starts and joined after it stops), set by run */
+    uint64_t timed_ns;
     /* extra figures the workload reports (latency percentiles ...), printed by the cell */
     int metric_count;
     const char *metric_names[AM_MAX_METRICS];
     double metric_values[AM_MAX_METRICS];
     const char *reason; /* with AM_ERR_NA: why (a string literal) */
-} am_cell;
+} am_job;
 
 typedef struct am_workload {
     const char *name;
@@ -42,11 +50,19 @@ typedef struct am_workload {
     double (*ops)(size_t size);     /* operations in one repetition: time is reported per op */
     /* One repetition on heap h; sets *status to AM_OK or an AM_ERR_* and returns
      * the checksum. Every block it takes it returns (or the heap is reset after). */
-    uint64_t (*run)(am_heap *h, am_cell *c, int *status);
+    uint64_t (*run)(am_heap *h, am_job *job, int *status);
     /* The same checksum computed without the allocator under test. */
-    uint64_t (*reference)(am_cell *c);
-    int threaded;               /* creates its own threads and heaps */
+    uint64_t (*reference)(am_job *job);
+    int threaded;               /* creates its own threads and heaps, and sets am_job.timed_ns */
+    /* Repetition seeds: a sample cycles through the seeds base, base + 1, ...,
+     * base + seeds - 1, and its repetition count is a multiple of seeds, so
+     * that every row of a block runs the same inputs whatever its count (0
+     * counts as 1). More where the work itself depends on the seed (a random
+     * length), one where only the values do. */
+    unsigned seeds;
 } am_workload;
+
+AM_INLINE unsigned am_seed_count(const am_workload *w) { return w->seeds ? w->seeds : 1; }
 
 /* Optional: a workload whose cells also vary in threads or param declares
  * `AM_SWEEP(name)` in workloads.def after its AM_WORKLOAD(name) line and defines
@@ -55,7 +71,7 @@ typedef struct am_sweep {
     const char *workload;
     const double *params;       /* param values, ended by a negative number; NULL: none */
     int threads;                /* 1: threads 1, 2, 4, ... up to the CPUs, and one step past */
-    double (*ops)(const am_cell *c); /* ops of one repetition given threads and param;
+    double (*ops)(const am_job *job); /* ops of one repetition given threads and param;
                                         NULL: the workload's ops(size) */
 } am_sweep;
 
@@ -66,7 +82,7 @@ extern const am_workload *const am_workloads[];
 const am_workload *am_workload_find(const char *name);
 
 /* Record an extra figure for the cell's output (latency, calibration ...). */
-void am_cell_metric(am_cell *c, const char *name, double value);
+void am_job_metric(am_job *job, const char *name, double value);
 
 /* A small, fast, seeded generator shared by workloads and references, so both
  * draw the same numbers. (splitmix64: no state beyond one word.) */
@@ -82,14 +98,14 @@ AM_INLINE uint64_t am_rand_below(uint64_t *state, uint64_t n) {
     return am_rand(state) % n;
 }
 
-/* For reps(): `work` / (size + 10) + 1 repetitions, at most 1,000 (seed 004's
- * usual count), so that the first calibration sample stays short at any size. */
+/* For reps(): `work` / (size + 10) + 1 repetitions, at most 1,000 (the usual
+ * count of the 2009 Boost monotonic comparison), so that the first calibration sample stays short at any size. */
 AM_INLINE unsigned am_reps_capped(size_t size, size_t work) {
     size_t r = work / (size + 10) + 1;
     return (unsigned)(r < 1000 ? r : 1000);
 }
 
-/* Seed 004's sweeps: 10, 210, ..., 1810 and 10, 110, ..., 910 (its sort test). */
+/* The sweeps of the 2009 Boost monotonic comparison: 10, 210, ..., 1810 and 10, 110, ..., 910 (its sort test). */
 extern const size_t am_sizes_linear[];
 extern const size_t am_sizes_linear_sort[];
 extern const size_t am_sizes_log[]; /* 10, 100, ..., 10^6 with half-decades */

@@ -1,11 +1,21 @@
-"""test_cmake_sync.py: CMakeLists.txt (the MSVC build, which cannot run here)
-must compile what the Makefile compiles. Reads both files as text and compares
-the source lists, test folders, include folders and the test_<source>.c rule.
-It runs neither make nor cmake, so it cannot tell whether CMake builds."""
+"""test_cmake_sync.py: CMakeLists.txt (the MSVC build) must build what the
+Makefile builds. Two checks:
+
+- by text, without make or cmake: the source lists, include folders and the
+  test_<source>.c rule of both files, and that both compile a cell from
+  runner/row_unit.c and runner/cell_main.c;
+- with cmake (skipped, saying so, where it is not installed): CMake configures
+  the tree, and its executables, their sources and the defines of each row are
+  those of the Makefile (read from `make -n -B`); then one row is built with
+  CMake, its cell runs, and the measured code calls no am_escape (inlined as in
+  the Makefile's build). MSVC itself cannot run here."""
 import glob
+import json
 import os
 import re
+import shlex
 import shutil
+import subprocess
 import tempfile
 import unittest
 
@@ -18,6 +28,10 @@ MAKE_TESTS_OF = ("tests_of = $(filter-out $(addprefix test_,$(filter-out $(call 
 MAKE_SOURCES = "SOURCES := $(sort $(foreach r,$(ALL_ROWS),$(call row_field,$(r),2)))"
 CMAKE_TESTS_OF = ('if(t MATCHES "^test_(.+)$" AND CMAKE_MATCH_1 IN_LIST AM_SOURCES '
                   'AND NOT CMAKE_MATCH_1 STREQUAL src)')
+# a cell: the row's unit and the timing loop
+MAKE_CELL_RULES = (r"^\$\(BUILD\)/%/row_unit\.o: runner/row_unit\.c ", r"^\$\(BUILD\)/%/cell_main\.o: runner/cell_main\.c ")
+CMAKE_CELL_LISTS = {"AM_ROW_UNIT": ["runner/row_unit.c"], "AM_CELL_MAIN": ["runner/cell_main.c"]}
+PLATFORM = {"platform/platform_posix.c", "platform/platform_win32.c"}
 
 SOURCE_TOKEN = re.compile(r"[A-Za-z0-9_./*-]+\.c\b")
 
@@ -114,7 +128,7 @@ def cmake_includes(text):
     return []
 
 
-# ---------------------------------------------------------------- comparison
+# ---------------------------------------------------------------- comparison by text
 
 def files(root, entries):
     """Entries (paths and globs, relative to root) -> the set of files they name."""
@@ -150,19 +164,20 @@ def problems(root=ROOT):
         if not m:
             out.append(f"{what}: found nothing in the Makefile (did its variables change?)")
 
-    platform = make_sources(mv, "PLATFORM_SRCS")
-    compare("platform layer (PLATFORM_SRCS / AM_PLATFORM_SRC)", platform, cmake_list(cv, "AM_PLATFORM_SRC"))
-    # the Makefile's row list also holds the cell's main and the platform file,
-    # which CMake adds per target
-    row = [s for s in make_sources(mv, "ROW_SRCS") if s not in platform and s != "runner/cell_main.c"]
-    compare("row sources (ROW_SRCS / AM_ROW_SRCS)", row, cmake_list(cv, "AM_ROW_SRCS"))
-    if "runner/cell_main.c" not in make_sources(mv, "ROW_SRCS"):
-        out.append("the Makefile's ROW_SRCS no longer has runner/cell_main.c: update this test")
-    if not re.search(r"add_executable\(am-cell-\S+\s+\$\{AM_ROOT\}/runner/cell_main\.c\)", cmake_text):
-        out.append("CMakeLists.txt: no am-cell-<row> executable built from runner/cell_main.c")
-    if not re.search(r"add_library\(\$\{objs\} OBJECT \$\{AM_ROW_SRCS\} \$\{AM_PLATFORM_SRC\}", cmake_text):
-        out.append("CMakeLists.txt: a row's objects are not ${AM_ROW_SRCS} ${AM_PLATFORM_SRC} ...")
-    compare("unit test objects (UNIT_OBJS / AM_UNIT_SRCS)", make_sources(mv, "UNIT_OBJS"),
+    for rule in MAKE_CELL_RULES:
+        if not re.search(rule, make_text, re.M):
+            out.append(f"the Makefile has no rule {rule!r}: a cell is no longer runner/row_unit.c + cell_main.c")
+    for name, want in CMAKE_CELL_LISTS.items():
+        if cmake_list(cv, name) != want:
+            out.append(f"CMakeLists.txt: {name} is {cmake_list(cv, name)}, not {want}")
+    if not re.search(r"add_library\(\$\{objs\} OBJECT \$\{AM_ROW_UNIT\}\)", cmake_text):
+        out.append("CMakeLists.txt: a row's objects are not built from ${AM_ROW_UNIT} alone")
+    if not re.search(r"add_executable\(am-cell-\S+\s+\$\{AM_CELL_MAIN\}\)", cmake_text):
+        out.append("CMakeLists.txt: no am-cell-<row> executable built from ${AM_CELL_MAIN}")
+    unit = make_sources(mv, "UNIT_OBJS")
+    compare("platform layer (PLATFORM_SRC / AM_PLATFORM_SRC)", [s for s in unit if s in PLATFORM],
+            cmake_list(cv, "AM_PLATFORM_SRC"))
+    compare("unit test objects (UNIT_OBJS / AM_UNIT_SRCS)", [s for s in unit if s not in PLATFORM],
             cmake_list(cv, "AM_UNIT_SRCS"))
     compare("strategy tests (STRATEGY_TESTS / AM_STRATEGY_TESTS)", make_sources(mv, "STRATEGY_TESTS"),
             cmake_list(cv, "AM_STRATEGY_TESTS"))
@@ -187,13 +202,10 @@ class CMakeInStep(unittest.TestCase):
     def test_lists_are_not_empty(self):
         # a parser that finds nothing would compare two empty lists as equal
         mv = make_vars(read(os.path.join(ROOT, "Makefile")))
-        row = files(ROOT, make_sources(mv, "ROW_SRCS"))
-        self.assertIn("allocators/boost_pool.c", row)
-        self.assertIn("workloads/thrash_pool.c", row)
-        self.assertIn("containers/heap.c", row)
-        self.assertEqual(files(ROOT, make_sources(mv, "PLATFORM_SRCS")),
-                         {"platform/platform_posix.c", "platform/platform_win32.c"})
-        self.assertIn("allocators/fast_pool.c", files(ROOT, make_sources(mv, "UNIT_OBJS")))
+        unit = files(ROOT, make_sources(mv, "UNIT_OBJS"))
+        self.assertIn("allocators/fast_pool.c", unit)
+        self.assertTrue(PLATFORM <= unit)
+        self.assertIn("tests/strategy/test_allocator.c", files(ROOT, make_sources(mv, "STRATEGY_TESTS")))
 
 
 class BrokenCopies(unittest.TestCase):
@@ -221,25 +233,16 @@ class BrokenCopies(unittest.TestCase):
     def test_the_copy_itself_passes(self):
         self.assertEqual(problems(self.dir), [])
 
-    def test_source_missing_from_cmake(self):
-        self.edit("CMakeLists.txt", "${AM_ROOT}/allocators/boost_pool.c\n  ${AM_ROOT}/allocators/counting.c",
-                  "${AM_ROOT}/allocators/counting.c")
+    def test_cell_from_other_sources(self):
+        self.edit("CMakeLists.txt", "add_library(${objs} OBJECT ${AM_ROW_UNIT})",
+                  "add_library(${objs} OBJECT ${AM_ROW_UNIT} ${AM_ROOT}/allocators/${src}.c)")
         self.assertEqual(problems(self.dir),
-                         ["row sources (ROW_SRCS / AM_ROW_SRCS): the Makefile compiles allocators/boost_pool.c, "
-                          "CMakeLists.txt does not"])
+                         ["CMakeLists.txt: a row's objects are not built from ${AM_ROW_UNIT} alone"])
 
-    def test_new_source_added_to_the_makefile_only(self):
-        open(os.path.join(self.dir, "allocators", "extra.c"), "w").close()
-        self.edit("Makefile", "ROW_SRCS += allocators/counting.c",
-                  "ROW_SRCS += allocators/counting.c\nROW_SRCS += allocators/extra.c")
-        self.assertIn("row sources (ROW_SRCS / AM_ROW_SRCS): the Makefile compiles allocators/extra.c, "
-                      "CMakeLists.txt does not", problems(self.dir))
-
-    def test_folder_missing_from_cmake(self):
-        self.edit("CMakeLists.txt", " ${AM_WORKLOAD_SRCS})", ")")
-        found = problems(self.dir)
-        self.assertIn("row sources (ROW_SRCS / AM_ROW_SRCS): the Makefile compiles workloads/thrash_pool.c, "
-                      "CMakeLists.txt does not", found)
+    def test_the_makefile_stops_using_the_unit(self):
+        self.edit("Makefile", "$(BUILD)/%/row_unit.o: runner/row_unit.c", "$(BUILD)/%/row_unit.o: $(BUILD)/row_unit.c")
+        self.assertEqual(len(problems(self.dir)), 1)
+        self.assertIn("row_unit", problems(self.dir)[0])
 
     def test_unit_objects_and_platform(self):
         self.edit("CMakeLists.txt", " ${AM_ROOT}/allocators/fast_pool.c)", ")")
@@ -247,7 +250,7 @@ class BrokenCopies(unittest.TestCase):
         found = problems(self.dir)
         self.assertIn("unit test objects (UNIT_OBJS / AM_UNIT_SRCS): the Makefile compiles "
                       "allocators/fast_pool.c, CMakeLists.txt does not", found)
-        self.assertIn("platform layer (PLATFORM_SRCS / AM_PLATFORM_SRC): the Makefile compiles "
+        self.assertIn("platform layer (PLATFORM_SRC / AM_PLATFORM_SRC): the Makefile compiles "
                       "platform/platform_win32.c, CMakeLists.txt does not", found)
 
     def test_test_source_rule(self):
@@ -263,6 +266,124 @@ class BrokenCopies(unittest.TestCase):
         self.edit("Makefile", "-Iworkloads", "-Iworkloads -Irunner")
         self.assertEqual(len(problems(self.dir)), 1)
         self.assertIn("include folders", problems(self.dir)[0])
+
+
+# ---------------------------------------------------------------- comparison by building
+
+def make_dry_run_build():
+    """What `make all` builds, read from a dry run that remakes everything
+    (-n -B): {relative path under build/<cc>/: (sources, defines, include dirs)}
+    for the executables and the row units. The probe is run for real first, so
+    that the dry run's rows are this machine's (rows.txt)."""
+    build = "build/" + ("gcc" if shutil.which("gcc") else "cc")
+    subprocess.run(["make", "--no-print-directory", f"{build}/rows.txt"], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL)
+    out = subprocess.run(["make", "-n", "-B", "--no-print-directory", "all"], cwd=ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    built = {}
+    for line in out.replace("\\\n", " ").splitlines():
+        words = shlex.split(line)
+        if "-o" not in words or not words or "$" in line:
+            continue
+        target = words[words.index("-o") + 1]
+        if not target.startswith(build + "/"):
+            continue
+        rel = target[len(build) + 1:]
+        sources = sorted(w for w in words if w.endswith(".c"))
+        defines = sorted(w[2:] for w in words if w.startswith("-D"))
+        includes = sorted(w[2:] for w in words if w.startswith("-I"))
+        built[rel] = (sources, defines, includes)
+    return build, built
+
+
+def cmake_codemodel(build_dir):
+    """{target name: target json} from CMake's file API reply."""
+    reply = os.path.join(build_dir, ".cmake", "api", "v1", "reply")
+    index = json.loads(read(glob.glob(os.path.join(reply, "index-*.json"))[0]))
+    model = next(o for o in index["objects"] if o["kind"] == "codemodel")
+    config = json.loads(read(os.path.join(reply, model["jsonFile"])))["configurations"][0]
+    return {t["name"]: json.loads(read(os.path.join(reply, t["jsonFile"]))) for t in config["targets"]}
+
+
+def cmake_defines(target):
+    """the target's defines, with those a row passes as compile options (-DAM_CP_LOCKED=1)"""
+    out = []
+    for g in target.get("compileGroups", []):
+        out += [d["define"] for d in g.get("defines", [])]
+        out += [w[2:] for f in g.get("compileCommandFragments", []) for w in shlex.split(f["fragment"])
+                if w.startswith("-D") and w != "-DNDEBUG"]
+    return sorted(out)
+
+
+def cmake_sources(target):
+    return sorted(s["path"] for s in target["sources"] if s["path"].endswith(".c"))
+
+
+@unittest.skipUnless(shutil.which("cmake"), "cmake is not installed (apt-get install cmake): "
+                     "CMakeLists.txt checked by text only")
+class CMakeBuilds(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="am-cmake-")
+        query = os.path.join(cls.dir, ".cmake", "api", "v1", "query")
+        os.makedirs(query)
+        open(os.path.join(query, "codemodel-v2"), "w").close()
+        cc = shutil.which("gcc") or "cc"
+        p = subprocess.run(["cmake", "-S", ROOT, "-B", cls.dir, "-DAM_WERROR=ON", f"-DCMAKE_C_COMPILER={cc}"],
+                           capture_output=True, text=True)
+        cls.configure = p
+        cls.targets = cmake_codemodel(cls.dir) if p.returncode == 0 else {}
+        cls.build, cls.make_built = make_dry_run_build()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def test_configures(self):
+        self.assertEqual(self.configure.returncode, 0, self.configure.stdout + self.configure.stderr)
+
+    def test_same_executables(self):
+        cmake = {a["path"] for t in self.targets.values() if t["type"] == "EXECUTABLE" for a in t["artifacts"]}
+        make = {p for p in self.make_built if p.split("/")[0] in ("bin", "tests", "unit")}
+        self.assertGreater(len(make), 100)
+        self.assertEqual(sorted(make - cmake), [], "built by the Makefile only")
+        self.assertEqual(sorted(cmake - make), [], "built by CMake only")
+
+    def test_cells_from_the_same_unit_with_the_same_defines(self):
+        checked = 0
+        for name, t in self.targets.items():
+            m = re.fullmatch(r"am_row_(.+)", name)
+            if not m:
+                continue
+            variant = m.group(1)
+            with self.subTest(variant=variant):
+                self.assertEqual(cmake_sources(t), ["runner/row_unit.c"])
+                sources, defines, _ = self.make_built[f"{variant}/row_unit.o"]
+                self.assertEqual(sources, ["runner/row_unit.c"])
+                self.assertEqual(cmake_defines(t), defines)
+                cell = self.targets["am-cell-" + variant]
+                self.assertEqual(cmake_sources(cell), ["runner/cell_main.c"])
+                self.assertEqual(self.make_built[f"bin/am-cell-{variant}"][0], [])
+                checked += 1
+        self.assertGreaterEqual(checked, 2 * 12)
+
+    def test_one_row_builds_runs_and_inlines_am_escape(self):
+        self.assertEqual(self.configure.returncode, 0)
+        p = subprocess.run(["cmake", "--build", self.dir, "-j2", "--target", "am-cell-pool",
+                            "am_test_pool_test_vector"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
+        cell = os.path.join(self.dir, "bin", "am-cell-pool")
+        out = subprocess.run([cell, "--workload", "thrash_pool", "--size", "100", "--samples", "3",
+                              "--min-ms", "1"], capture_output=True, text=True, cwd=ROOT)
+        self.assertEqual(json.loads(out.stdout)["status"], "ok", out.stdout + out.stderr)
+        test = subprocess.run([os.path.join(self.dir, "tests", "pool", "test_vector")], cwd=ROOT,
+                              capture_output=True, text=True)
+        self.assertEqual(test.returncode, 0, test.stdout[-2000:])
+        self.assertIn(" passed, 0 failed", test.stdout)
+        if shutil.which("objdump"):
+            code = subprocess.run(["objdump", "-d", cell], capture_output=True, text=True).stdout
+            self.assertIn("thrash_pool_run", code)
+            self.assertEqual([line for line in code.splitlines() if "call" in line and "am_escape" in line], [])
 
 
 if __name__ == "__main__":

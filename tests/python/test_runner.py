@@ -20,13 +20,13 @@ except ImportError:  # Windows
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 RUNNER = os.path.join(ROOT, "runner", "allocmark.py")
 sys.path.insert(0, ROOT)
-from runner import catalog, memlimit, schema  # noqa: E402
+from runner import catalog, config, memlimit, schema  # noqa: E402
 
 
 def build_dir():
     b = os.environ.get("AM_BUILD")
     if not b:
-        b = os.path.join("build", os.path.basename((os.environ.get("CC") or "cc").split()[0]))
+        b = os.path.join("build", config.default_compiler())
     return os.path.join(ROOT, b)
 
 

@@ -1,7 +1,7 @@
 """The runner's threads x param sweep on a tiny matrix (pool, fast_pool and ideal,
 the contention workload, QUICK's corner: threads 1 and 2, param 0 and 500):
 one cell per (threads, param), fast_pool skipped where two threads would race
-on its shared pools, ideal skipped everywhere (its free reuses nothing), the tables' lines per (threads, param) with n/a, the
+on its shared pools, the tables' lines per (threads, param) with n/a, the
 derived table against pool, and the counting table file. Also the thread
 sweep's shape for a few CPU counts."""
 import csv
@@ -68,10 +68,6 @@ class Sweep(unittest.TestCase):
             if r["strategy"] == "fast_pool" and r["threads"] == "2":
                 self.assertEqual(r["status"], "skipped")
                 self.assertIn("not safe", r["reason"])
-            elif r["strategy"] == "ideal":
-                # no reuse: every block would be fresh memory, whatever the threads
-                self.assertEqual(r["status"], "skipped")
-                self.assertIn("does not reuse", r["reason"])
             else:
                 self.assertEqual(r["status"], "ok", r)
                 # ops = threads x iterations: 3000 at W=0, 3000 x 25 / 500 = 150 at W=500
@@ -81,7 +77,7 @@ class Sweep(unittest.TestCase):
     def test_calibration_is_recorded(self):
         with open(os.path.join(self.out, "metrics.csv"), newline="") as f:
             m = [r for r in csv.DictReader(f) if r["metric"] == "work_loop_per_ns"]
-        self.assertEqual(len(m), 6)  # the 6 ok cells
+        self.assertEqual(len(m), 10)  # the 10 ok cells
         self.assertTrue(all(float(r["value"]) > 0 for r in m))
 
     def test_tables_have_a_row_per_threads_and_param(self):

@@ -1,6 +1,6 @@
 /* test_map.c: containers/map.h against a plain-array model, under each
  * strategy: ordered iteration, lower_bound, red-black invariants, maps whose
- * values are lists (seed 004), out of memory, and every byte returned. */
+ * values are lists (the 2009 Boost monotonic comparison), out of memory, and every byte returned. */
 #include <stdlib.h>
 #include <string.h>
 #include "container_util.h"
@@ -12,7 +12,7 @@
 
 typedef struct ic {
     int i;
-    char c; /* seed 004's unaligned {int; char} */
+    char c; /* the 2009 comparison's unaligned {int; char} */
 } ic;
 
 #define AM_LIST_NAME iclist
@@ -174,7 +174,7 @@ static void test_ordered_insert_and_erase_while_iterating(void) {
     am_destroy(h);
 }
 
-/* Seed 004's map<int, list<{int; char}>>: map[rand() % (len / 10)].push_back(n).
+/* The 2009 comparison's map<int, list<{int; char}>>: map[rand() % (len / 10)].push_back(n).
  * Each value is a list from the same heap; erase and destroy free the lists. */
 static void test_map_of_lists(void) {
     am_heap *h = new_heap();

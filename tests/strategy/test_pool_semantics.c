@@ -1,6 +1,6 @@
 /* test_pool_semantics.c: the pool and fast_pool rows through the am_* calls
  * containers use (vectors, reset, and fast_pool-mutex from two threads). Built
- * for every row; other rows have no tests here and report 0 passed. The engine
+ * for every row; other rows have no tests here and report a skip. The engine
  * itself is tested in tests/unit/test_boost_pool.c. */
 #include <stdint.h>
 #include <string.h>

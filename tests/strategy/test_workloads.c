@@ -7,17 +7,17 @@
 #include "check.h"
 #include "workload.h"
 
-static am_heap *new_heap(am_cell *c, size_t limit) {
-    am_options_default(&c->options);
-    c->options.limit = limit;
-    return am_create(&c->options);
+static am_heap *new_heap(am_job *job, size_t limit) {
+    am_options_default(&job->options);
+    job->options.limit = limit;
+    return am_create(&job->options);
 }
 
-static void init_cell(am_cell *c, const am_workload *w, size_t size, uint64_t seed) {
-    memset(c, 0, sizeof *c);
-    c->size = size;
-    c->seed = seed;
-    c->threads = w->threaded ? 2 : 1;
+static void init_job(am_job *job, const am_workload *w, size_t size, uint64_t seed) {
+    memset(job, 0, sizeof *job);
+    job->size = size;
+    job->seed = seed;
+    job->threads = w->threaded ? 2 : 1;
 }
 
 /* After a repetition, what the cell does between repetitions: reset where
@@ -42,18 +42,18 @@ static void test_checksums_match_reference(void) {
         uint64_t allocs = 0;
         for (int k = 0; k < 4; k++) {
             if (!sizes[k]) continue;
-            am_cell c;
-            init_cell(&c, w, sizes[k], 1);
-            am_heap *h = new_heap(&c, 0);
+            am_job job;
+            init_job(&job, w, sizes[k], 1);
+            am_heap *h = new_heap(&job, 0);
             CHECK(h != NULL);
             for (uint64_t seed = 1; seed <= 4; seed++) {
-                init_cell(&c, w, sizes[k], seed);
+                init_job(&job, w, sizes[k], seed);
                 int status = -1;
-                uint64_t got = w->run(h, &c, &status);
-                if (status == AM_ERR_NA) { CHECK(c.reason && *c.reason); break; } /* n/a on this row */
+                uint64_t got = w->run(h, &job, &status);
+                if (status == AM_ERR_NA) { CHECK(job.reason && *job.reason); break; } /* n/a on this row */
                 CHECK_MSG(status == AM_OK, "%s size %zu seed %llu: status %d", w->name, sizes[k],
                           (unsigned long long)seed, status);
-                uint64_t want = w->reference(&c);
+                uint64_t want = w->reference(&job);
                 CHECK_MSG(got == want, "%s size %zu seed %llu: checksum %llu, reference %llu", w->name,
                           sizes[k], (unsigned long long)seed, (unsigned long long)got,
                           (unsigned long long)want);
@@ -73,13 +73,13 @@ static void test_checksums_match_reference(void) {
 static void test_seed_changes_checksum(void) {
     for (const am_workload *const *wp = am_workloads; *wp; wp++) {
         const am_workload *w = *wp;
-        am_cell c;
-        init_cell(&c, w, w->sizes[0], 1);
-        uint64_t first = w->reference(&c);
+        am_job job;
+        init_job(&job, w, w->sizes[0], 1);
+        uint64_t first = w->reference(&job);
         int differs = 0;
         for (uint64_t seed = 2; seed <= 8 && !differs; seed++) {
-            init_cell(&c, w, w->sizes[0], seed);
-            differs = w->reference(&c) != first;
+            init_job(&job, w, w->sizes[0], seed);
+            differs = w->reference(&job) != first;
         }
         CHECK_MSG(differs, "%s: the same checksum for seeds 1..8", w->name);
     }
@@ -102,12 +102,12 @@ static void test_tiny_limit_reports_oom(void) {
         CHECK(size > 0);
         int tried = 0;
         for (uint64_t seed = 1; seed <= 6; seed++) {
-            am_cell c;
-            init_cell(&c, w, size, seed);
-            am_heap *h = new_heap(&c, 0);
+            am_job job;
+            init_job(&job, w, size, seed);
+            am_heap *h = new_heap(&job, 0);
             CHECK(h != NULL);
             int status = -1;
-            w->run(h, &c, &status);
+            w->run(h, &job, &status);
             if (status == AM_ERR_NA) { am_destroy(h); break; }
             CHECK(status == AM_OK);
             am_stats s;
@@ -115,15 +115,15 @@ static void test_tiny_limit_reports_oom(void) {
             am_destroy(h);
             /* threads' blocks overlap in time as they happen to: below one
              * thread's share, every interleaving runs out */
-            size_t share = s.bytes_peak / (2 * (w->threaded ? c.threads : 1));
+            size_t share = s.bytes_peak / (2 * (w->threaded ? job.threads : 1));
             size_t limit = share < 4096 ? share : 4096;
             if (limit == 0) continue;
             tried++;
 
-            init_cell(&c, w, size, seed);
-            h = new_heap(&c, limit);
+            init_job(&job, w, size, seed);
+            h = new_heap(&job, limit);
             CHECK_MSG(h != NULL, "a heap with a %zu-byte limit could not be created", limit);
-            w->run(h, &c, &status);
+            w->run(h, &job, &status);
             CHECK_MSG(status == AM_ERR_OOM, "%s size %zu seed %llu: status %d with %zu bytes peak under a "
                       "%zu-byte limit", w->name, size, (unsigned long long)seed, status, s.bytes_peak, limit);
             CHECK(check_returned(h, w, size, "after running out of memory"));

@@ -358,7 +358,7 @@ static void test_fast_pool_arrays_free_unordered(void) {
     fast_pool_destroy(h);
 }
 
-/* Vectors growing side by side, then freed: seed 004's thrash_pool_sort shape.
+/* Vectors growing side by side, then freed: the thrash_pool_sort shape of the 2009 Boost monotonic comparison.
  * Ordered frees rebuild runs; unordered ones scatter them, so fast_pool keeps
  * taking new blocks where pool reuses its own. */
 static void grow_vectors(void *heap, int fast, size_t *reserved_peak) {

@@ -1,29 +1,30 @@
-/* test_seed004_workloads.c: the list and map workloads (seed 004's
- * thrash_pool_sort_list_int and thrash_pool_map_list_unaligned, and list_create,
- * list_dupe, list_iterate, map_erase) under each strategy: checksum equal to the
- * reference, the allocations each one is meant to make, every byte returned,
+/* test_node_workloads.c: the list and map workloads (the 2009 Boost monotonic
+ * comparison's thrash_pool_sort_list_int and thrash_pool_map_list_unaligned, and
+ * list_create, list_dupe, list_iterate, map_erase) under each strategy: checksum equal
+ * to the reference, the allocations each one is meant to make, every byte returned,
  * and out of memory reported and cleaned up wherever it strikes. */
 #include <stdlib.h>
 #include <string.h>
+#include "checksum.h"
 #include "container_util.h"
 
 static const char *const names[] = {"thrash_pool_sort_list_int", "thrash_pool_map_list_unaligned",
                                     "list_create", "list_dupe", "list_iterate", "map_erase", NULL};
 
-static void cell_init(am_cell *c, size_t size, uint64_t seed) {
-    memset(c, 0, sizeof *c);
-    c->size = size;
-    c->seed = seed;
-    c->threads = 1;
-    am_options_default(&c->options);
+static void job_init(am_job *job, size_t size, uint64_t seed) {
+    memset(job, 0, sizeof *job);
+    job->size = size;
+    job->seed = seed;
+    job->threads = 1;
+    am_options_default(&job->options);
 }
 
 /* one repetition on h; the caller resets where the cell would */
 static uint64_t run_once(const am_workload *w, am_heap *h, size_t size, uint64_t seed, int *status) {
-    am_cell c;
-    cell_init(&c, size, seed);
+    am_job job;
+    job_init(&job, size, seed);
     *status = -1;
-    uint64_t sum = w->run(h, &c, status);
+    uint64_t sum = w->run(h, &job, status);
     return sum;
 }
 
@@ -32,9 +33,9 @@ static void after_rep(am_heap *h) {
 }
 
 static uint64_t reference(const am_workload *w, size_t size, uint64_t seed) {
-    am_cell c;
-    cell_init(&c, size, seed);
-    return w->reference(&c);
+    am_job job;
+    job_init(&job, size, seed);
+    return w->reference(&job);
 }
 
 static int index_of(const char *name) {
@@ -99,13 +100,13 @@ static int cmp_int(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* distinct values among n draws: of am_rand_below(keys), or (keys == 0) of
+/* distinct values among n draws: of am_value_below(keys), or (keys == 0) of
  * the 31-bit values map_erase draws */
 static size_t distinct_draws(uint64_t seed, size_t n, uint64_t keys) {
     int *v = malloc(n * sizeof *v);
     if (!v) return 0;
-    for (size_t i = 0; i < n; i++)
-        v[i] = keys ? (int)am_rand_below(&seed, keys) : (int)(am_rand(&seed) & 0x7fffffff);
+    uint64_t x = am_values_start(seed);
+    for (size_t i = 0; i < n; i++) v[i] = keys ? (int)am_value_below(&x, keys) : am_value(&x);
     qsort(v, n, sizeof *v, cmp_int);
     size_t d = 0;
     for (size_t i = 0; i < n; i++) d += i == 0 || v[i] != v[i - 1];
@@ -219,12 +220,12 @@ static void test_out_of_memory_anywhere(void) {
 }
 
 static const am_test tests[] = {
-    {"seed004_registered", test_registered},
-    {"seed004_matches_reference", test_matches_reference},
-    {"seed004_checksum_follows_seed", test_checksum_follows_seed},
-    {"seed004_allocation_counts", test_allocation_counts},
-    {"seed004_out_of_memory", test_out_of_memory},
-    {"seed004_out_of_memory_anywhere", test_out_of_memory_anywhere},
+    {"registered", test_registered},
+    {"matches_reference", test_matches_reference},
+    {"checksum_follows_seed", test_checksum_follows_seed},
+    {"allocation_counts", test_allocation_counts},
+    {"out_of_memory", test_out_of_memory},
+    {"out_of_memory_anywhere", test_out_of_memory_anywhere},
     {NULL, NULL}};
 
-int main(int argc, char **argv) { return am_run_tests("seed004_workloads/" AM_ROW_NAME, tests, argc, argv); }
+int main(int argc, char **argv) { return am_run_tests("node_workloads/" AM_ROW_NAME, tests, argc, argv); }

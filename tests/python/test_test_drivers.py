@@ -1,0 +1,101 @@
+"""test_test_drivers.py: how tests/run_all.py (make test) and tests/run_check.py
+(make check) count. A test binary that exits 0 but prints no PASS, FAIL or
+SKIP line is a failure; SKIP lines are counted and reach the closing line
+"N passed, N failed, N skipped"; a make check stage skipped for a missing tool
+is named in the closing line. The binaries here are small shell scripts."""
+import contextlib
+import io
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import run_all  # noqa: E402
+import run_check  # noqa: E402
+
+
+def script(folder, name, body):
+    path = os.path.join(folder, name)
+    os.makedirs(folder, exist_ok=True)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n" + body + "\n")
+    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+    return path
+
+
+class RunBinary(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="am-drivers-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run_one(self, body):
+        return run_all.run_binary(script(self.dir, "t", body), timeout=30)
+
+    def test_silent_success_is_a_failure(self):
+        o = self.run_one("exit 0")
+        self.assertEqual((o.passed, o.failed, o.skipped), (0, 1, 0))
+        self.assertIn("no PASS, FAIL or SKIP line", o.lines[0])
+
+    def test_a_summary_alone_is_not_a_result(self):
+        o = self.run_one('echo "0 passed, 0 failed"')
+        self.assertEqual((o.passed, o.failed), (0, 1))
+
+    def test_skips_are_counted(self):
+        o = self.run_one('echo "PASS s/a"; echo "SKIP s/b: no perf counters"; echo "SKIP s/c: why"')
+        self.assertEqual((o.passed, o.failed, o.skipped), (1, 0, 2))
+        self.assertEqual(o.lines, ["SKIP s/b: no perf counters", "SKIP s/c: why"])
+
+    def test_only_skips_is_not_a_failure(self):
+        o = self.run_one('echo "SKIP s/a: not on this OS"')
+        self.assertEqual((o.passed, o.failed, o.skipped), (0, 0, 1))
+
+    def test_a_crash_after_passes_fails(self):
+        o = self.run_one('echo "PASS s/a"; exit 3')
+        self.assertEqual((o.passed, o.failed), (1, 1))
+
+
+class ClosingLines(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="am-drivers-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_make_test_closing_line_counts_c_skips(self):
+        # a build folder of two "test binaries", make replaced by true
+        build = os.path.join(self.dir, "build")
+        script(os.path.join(build, "tests", "system"), "test_a", 'echo "PASS a/x"; echo "SKIP a/y: why"')
+        script(os.path.join(build, "unit"), "test_b", "exit 0")
+        argv = ["run_all.py", "--make", "true", "--build", build, "--no-sanitizers", "--no-python", "--jobs", "1"]
+        out = io.StringIO()
+        with mock.patch.object(sys, "argv", argv), mock.patch.dict(os.environ), contextlib.redirect_stdout(out):
+            rc = run_all.main()
+        self.assertEqual(rc, 1)
+        self.assertEqual(out.getvalue().splitlines()[-1], "1 passed, 1 failed, 1 skipped")
+
+    def test_make_check_closing_line_names_skipped_stages(self):
+        names = {"valgrind": "valgrind", "fuzz": "fuzz (clang)"}
+        text = run_check.summary([("valgrind", (5, 0, 1), 3.0), ("fuzz", None, 0.5)], names, 4.0)
+        self.assertEqual(text.splitlines()[-1], "5 passed, 0 failed, 1 skipped; stages skipped: fuzz")
+        self.assertIn("fuzz (clang): skipped (tool missing)", text)
+
+    def test_make_check_exit_status_with_a_skipped_stage(self):
+        # a skipped stage is said, not failed; a failed one fails
+        for results, want in (((1, 0, 0), 0), ((1, 1, 0), 1)):
+            with mock.patch.object(run_check, "stage_valgrind", return_value=results), \
+                    mock.patch.object(run_check, "stage_fuzz", return_value=None), \
+                    mock.patch.object(sys, "argv", ["run_check.py", "--only", "valgrind,fuzz"]), \
+                    contextlib.redirect_stdout(io.StringIO()) as out:
+                self.assertEqual(run_check.main(), want)
+            self.assertTrue(out.getvalue().rstrip().endswith("; stages skipped: fuzz"), out.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
