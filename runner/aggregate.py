@@ -104,7 +104,19 @@ def summarize(m, settings=Settings()):
         "bytes_peak": peak, "reserved_peak": reserved, "overhead_pct": overhead,
         "allocs": s.get("allocs"), "frees": s.get("frees"),
         "instructions_per_op": r.get("instructions_per_op"), "cycles_per_op": r.get("cycles_per_op"),
+        "minor_faults_per_op": faults_per_op(m, "minor_faults"), "major_faults_per_op": faults_per_op(m, "major_faults"),
+        "inputs": r.get("inputs") or "", "malloc": r.get("malloc") or "",
     }
+
+
+def faults_per_op(m, kind):
+    """Page faults of one kind per operation over all the cell's samples (a
+    getrusage delta around each, outside the timed region); None when the
+    cell did not count them (an older cell)."""
+    faults = m.result.get(kind)
+    if not faults or len(faults) != len(m.result["samples_ns"]) or any(f is None for f in faults):
+        return None
+    return sum(faults) / (m.ops() * len(faults))
 
 
 def finalize(measurements, settings=Settings()):

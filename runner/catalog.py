@@ -6,6 +6,7 @@ import collections
 import json
 import os
 import subprocess
+import sys
 
 from runner.errors import UsageError
 
@@ -46,6 +47,25 @@ def read_rows(path=STRATEGIES_TXT):
             seen.add(words[0])
             rows.append(Row(words[0], words[1], _field(words[2]), _field(words[3]), " ".join(words[4:])))
     return rows
+
+
+def library_names(libs):
+    """The libraries a row links, by name: "-ljemalloc" -> ["jemalloc"]."""
+    return [w[2:] for w in libs.split() if w.startswith("-l")]
+
+
+def served_by_its_library(row, malloc, linux=sys.platform.startswith("linux")):
+    """Whether the library a cell names as serving malloc (the `malloc` field:
+    its file name, then its version) is the row's own: a row linking
+    -l<name> must be served by lib<name>.*, a row linking nothing by the C
+    library (libc.* on Linux; not checked elsewhere). Without it, a row built
+    or run without its library (a failed link, a preload) would measure the
+    C library's malloc under jemalloc's name."""
+    library = malloc.split()[0] if malloc else ""
+    names = library_names(row.libs)
+    if names:
+        return any(library.startswith("lib" + n + ".") for n in names)
+    return library.startswith("libc.") or not linux
 
 
 def row_names(path=STRATEGIES_TXT):

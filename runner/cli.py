@@ -165,6 +165,10 @@ def make_parser():
     ap.add_argument("--no-stats-tables", action="store_true",
                     help="do not write the counting tables (stats-<strategy>-<workload>-<size>.txt: "
                          "the baseline's -stats cell with --stats, each workload at its largest size)")
+    ap.add_argument("--keep-allocator-env", action="store_true",
+                    help="pass LD_PRELOAD, GLIBC_TUNABLES, MALLOC_*, MIMALLOC_*, TCMALLOC_* and the like "
+                         "on to the cells (default: removed, so a row measures its own malloc with its "
+                         "defaults); meta.json records them either way")
     ap.add_argument("--build-root", default=os.path.join(ROOT, "build"), help=argparse.SUPPRESS)
     return ap
 

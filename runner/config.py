@@ -62,6 +62,7 @@ class RunConfig:
     mem_limits: types.MappingProxyType  # compiler -> RLIMIT_AS bytes, or None
     mem_limit_note: types.MappingProxyType
     stats_tables: bool
+    keep_allocator_env: bool  # the cells see the allocator variables (cell_process.py)
     settings: aggregate.Settings   # the margin of a marked difference, the width of an unstable cell
     control: object         # the A/A control row in this run, or None
     control_twin: object    # the row it is a second build of
@@ -74,6 +75,10 @@ class RunConfig:
 
     def cell_exe(self, compiler, row, stats_build=False):
         return catalog.cell_exe(self.bin_dir(compiler), row, stats_build)
+
+    def row(self, name):
+        """The catalog.Row of a strategy (None for one strategies.txt lacks)."""
+        return next((r for r in self.rows if r.name == name), None)
 
     def probe_exe(self):
         """The executable the CPU probe runs: the baseline's, of the first compiler."""
@@ -261,6 +266,7 @@ def plan(args):
         min_ms=args.min_ms or (QUICK_MIN_MS if quick else DEFAULT_MIN_MS),
         seed=seed, threads=threads, quick=quick, cpu=args.cpu, timeout=args.timeout,
         mem_limits=frozen(limits), mem_limit_note=frozen(limit_note), stats_tables=not args.no_stats_tables,
+        keep_allocator_env=args.keep_allocator_env,
         settings=aggregate.Settings(margin=aggregate.Settings.margin if args.margin is None else args.margin),
         control=control, control_twin=twin,
         cells=tuple(cells), run_id=os.path.basename(out_dir) if args.out else stamp, out_dir=out_dir)

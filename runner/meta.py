@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 
-from runner import catalog, environment
+from runner import catalog, cell_process, environment
 
 ROOT = catalog.ROOT
 
@@ -123,6 +123,7 @@ def static_meta(cfg):
         "c_library": " ".join(platform.libc_ver()).strip() or None,
         "git_revision": git_revision(),
         "environment": dict(facts, unfriendly=unfriendly),
+        "allocator_environment": cell_process.allocator_note(os.environ, cfg.keep_allocator_env),
     }
 
 

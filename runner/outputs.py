@@ -93,9 +93,12 @@ def sample_lines(measurements):
         if m.status != "ok":
             continue
         ops, rounds = m.ops(), m.result.get("sample_rounds") or []
+        minor, major = m.result.get("minor_faults") or [], m.result.get("major_faults") or []
         for i, ns in enumerate(m.result["samples_ns"]):
             out.append(list(m.cell.key()) + [i, m.result["reps"], ns, ns / ops,
-                                             rounds[i] + 1 if i < len(rounds) else 1])
+                                             rounds[i] + 1 if i < len(rounds) else 1,
+                                             minor[i] if i < len(minor) else None,
+                                             major[i] if i < len(major) else None])
     return out
 
 

@@ -42,6 +42,9 @@ def measurement(entry, samples, metrics):
     m.result = {"reps": _whole(reps.pop()), "ops_per_rep": _whole(entry["ops_per_rep"]),
                 "samples_ns": [_whole(s["ns"]) for s in samples],
                 "sample_rounds": [int(s["round"]) - 1 for s in samples],
+                "minor_faults": [_whole(s["minor_faults"]) for s in samples],
+                "major_faults": [_whole(s["major_faults"]) for s in samples],
+                "inputs": entry["inputs"], "malloc": entry["malloc"],
                 "peak_rss": _whole(entry["peak_rss_bytes"]),
                 "instructions_per_op": entry["instructions_per_op"], "cycles_per_op": entry["cycles_per_op"],
                 "metrics": metrics}

@@ -113,6 +113,7 @@ class Visits:
         self.of = {m.cell: m for m in measurements}
         self.moved = {}      # block -> visits of it during which a CPU it ran on changed state
         self.revisited = {}  # block -> revisits made
+        self.work_loops = {}  # rounds.work_key -> W's loop count, from the first cell that measured it
 
     def block(self, rnd, cells):
         """One visit of a block: its cells in the order given, between two probes."""
@@ -124,7 +125,11 @@ class Visits:
                 continue
             self.progress.before(m, rnd)
             t0 = time.monotonic()
-            rounds.measure(m, self.cfg, self.launcher, rnd)
+            key = rounds.work_key(c)
+            rounds.measure(m, self.cfg, self.launcher, rnd, self.work_loops.get(key))
+            loops = (m.result or {}).get("metrics", {}).get("work_loops") if m.status == "ok" else None
+            if loops is not None:
+                self.work_loops.setdefault(key, int(loops))
             self.progress.after(m, time.monotonic() - t0, rnd)
             self.writer.maybe()
         many = any(c.threaded and c.threads > 1 for c in cells)
@@ -189,7 +194,8 @@ def visit_all(cfg, measurements, pinner, writer):
     try:
         os.makedirs(tmpdir, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="allocmark-") as scratch:
-            visits = Visits(cfg, measurements, pinner, writer, Launcher(cfg.timeout, scratch, tmpdir, pinner),
+            visits = Visits(cfg, measurements, pinner, writer, Launcher(cfg.timeout, scratch, tmpdir, pinner,
+                                                                cfg.keep_allocator_env),
                             progress)
             writer.visits = visits
             visits.planned()

@@ -10,14 +10,15 @@ import math
 # param); in memory size and threads are ints and param a float
 KEY = ("compiler", "strategy", "workload", "size", "threads", "param")
 
-SAMPLE_COLS = list(KEY) + ["sample", "reps", "ns", "ns_per_op", "round"]
+SAMPLE_COLS = list(KEY) + ["sample", "reps", "ns", "ns_per_op", "round", "minor_faults", "major_faults"]
 SUMMARY_COLS = list(KEY) + [
     "status", "reason", "samples", "visits", "reps", "ops_per_rep", "median_ns_per_op", "min_ns_per_op",
     "ci_low_ns", "ci_high_ns", "cv", "unstable", "peak_rss_bytes", "bytes_requested", "bytes_peak", "reserved_peak",
-    "overhead_pct", "allocs", "frees", "instructions_per_op", "cycles_per_op"]
+    "overhead_pct", "allocs", "frees", "instructions_per_op", "cycles_per_op", "minor_faults_per_op",
+    "major_faults_per_op", "inputs", "malloc"]
 # summary.csv's figures computed from the samples; the rest the cell reported
 FROM_SAMPLES = ("samples", "visits", "median_ns_per_op", "min_ns_per_op", "ci_low_ns", "ci_high_ns", "cv",
-                "unstable")
+                "unstable", "minor_faults_per_op", "major_faults_per_op")
 # a ratio: the paired estimate over the rounds both cells visited (pairs), its
 # interval, significant (marked as a difference: the interval excludes 1 and
 # the ratio clears the run's margin) and unstable (either cell is)
@@ -28,9 +29,13 @@ METRIC_COLS = list(KEY) + ["metric", "value"]
 COLUMNS = {"samples.csv": SAMPLE_COLS, "summary.csv": SUMMARY_COLS, "ratios.csv": RATIO_COLS,
            "metrics.csv": METRIC_COLS}
 # columns read as text; every other column is a number (empty: not available)
-TEXT = {"compiler", "strategy", "workload", "status", "reason", "baseline", "metric"}
+# (inputs: the cell's digest of the work it ran, 16 hex digits; malloc: the
+# library that served malloc in the cell's process, with its version)
+TEXT = {"compiler", "strategy", "workload", "status", "reason", "baseline", "metric", "inputs", "malloc"}
 # columns a run folder written before they existed may lack, and their value then
-DEFAULTS = {"threads": 1, "param": 0.0, "round": 1, "visits": None, "unstable": None, "pairs": None}
+DEFAULTS = {"threads": 1, "param": 0.0, "round": 1, "visits": None, "unstable": None, "pairs": None,
+            "minor_faults": None, "major_faults": None, "minor_faults_per_op": None, "major_faults_per_op": None,
+            "inputs": "", "malloc": ""}
 
 
 def fmt(v):

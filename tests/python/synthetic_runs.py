@@ -53,7 +53,8 @@ def write_lines(path, summary, samples):
         with open(os.path.join(path, name), "w", newline="") as f:
             w = csv.writer(f, lineterminator="\n")
             w.writerow(cols)
-            w.writerows(rows)
+            # lines written in fewer columns leave the later ones empty
+            w.writerows(list(r) + [""] * (len(cols) - len(r)) for r in rows)
 
 
 def read_csv(path):

@@ -30,13 +30,8 @@ def system_rows():
 
 
 def library_matches(libs, malloc):
-    """The rule the runner applies: a row linking -l<name> is served by the file
-    lib<name>.*; a row linking nothing by the C library (libc.* on Linux)."""
-    library = malloc.split()[0] if malloc else ""
-    names = [w[2:] for w in libs.split() if w.startswith("-l")]
-    if names:
-        return any(library.startswith("lib" + n + ".") for n in names)
-    return library.startswith("libc.") or not sys.platform.startswith("linux")
+    """The runner's rule (catalog.served_by_its_library) for a row linking libs."""
+    return catalog.served_by_its_library(catalog.Row("", "system", "", libs, ""), malloc)
 
 
 def cell_malloc(path):
