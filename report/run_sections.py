@@ -128,15 +128,15 @@ counting build, so counting costs nothing in the timed build.</li>
 
     def env_section(self):
         m = self.run.meta
-        used = {"run_id", "date", "host", "cpu", "kernel", "compilers", "git", "git_revision", "seed",
-                "command_line", "samples", "rounds", "min_ms", "baseline", "quick", "timer_resolution_ns",
-                "timer_resolution", "hardware_counters", "malloc"}
+        # the runner's keys (cpu_model, git_revision, libraries), and the
+        # shorter ones of folders written before them
+        used = {"run_id", "date", "host", "cpu", "cpu_model", "kernel", "compilers", "git", "git_revision", "seed",
+                "command_line", "baseline", "malloc", "malloc_versions", "libraries"}
         items = [("run", m.get("run_id") or self.run.run_id), ("date", m.get("date")), ("host", m.get("host")),
-                 ("CPU", m.get("cpu")), ("kernel", m.get("kernel")),
-                 ("git revision", m.get("git") or m.get("git_revision")), ("seed", m.get("seed")),
+                 ("CPU", m.get("cpu_model") or m.get("cpu")), ("kernel", m.get("kernel")),
+                 ("git revision", m.get("git_revision") or m.get("git")), ("seed", m.get("seed")),
                  ("baseline", self.run.baseline), ("command line", m.get("command_line"))]
-        malloc = m.get("malloc") or m.get("malloc_versions")
-        used.add("malloc_versions")
+        malloc = m.get("libraries") or m.get("malloc") or m.get("malloc_versions")
         if isinstance(malloc, dict):
             items += [(f"{k} version", v) for k, v in malloc.items()]
         elif malloc:
