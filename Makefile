@@ -207,7 +207,7 @@ ifeq ($(origin COMPILERS),undefined)
 COMPILERS := $(if $(CC_GIVEN),$(CC))
 endif
 BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
-	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SIZES),--sizes $(SIZES)) \
+	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SUITE),--suite $(SUITE)) $(if $(SIZES),--sizes $(SIZES)) \
 	$(if $(SAMPLES),--samples $(SAMPLES)) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(BASELINE),--baseline $(BASELINE)) \
 	$(if $(SEED),--seed $(SEED)) $(if $(CPU),--cpu $(CPU)) $(if $(MEM_LIMIT),--mem-limit $(MEM_LIMIT)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) \
 	$(if $(MARGIN),--margin $(MARGIN)) $(if $(REVISITS),--revisits $(REVISITS)) $(BENCH_FLAGS)
@@ -290,7 +290,7 @@ Variables (make VAR=value ...):
   ALLOCATORS=a,b     only these rows (of allocators/strategies.txt)
   COMPILERS="gcc clang"  make bench and hyperfine: one build folder each, one matrix
   QUICK=1            make bench: the small matrix
-  WORKLOADS= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)
+  WORKLOADS= SUITE= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)
   MARGIN=0.02 REVISITS=   make bench and compare: the practical margin of a mark; revisits (docs/bench.md)
 endef
 help:

@@ -68,6 +68,27 @@ def served_by_its_library(row, malloc, linux=sys.platform.startswith("linux")):
     return library.startswith("libc.") or not linux
 
 
+# The workloads of a run without --workloads: a suite's. A cell lists each
+# workload's suite (older cells list none: "default"); the default suite fits
+# the time budget of `make bench`, "dimensions" holds the workloads of the six
+# dimensions of allocation that would not (make bench SUITE=dimensions).
+DEFAULT_SUITE = "default"
+
+
+def suite_of(workload):
+    return workload.get("suite") or DEFAULT_SUITE
+
+
+def suite_workloads(workloads, suite):
+    """The names of the listed workloads in suite ("all": every one), in list
+    order; UsageError naming the suites when none is in it."""
+    names = [w["name"] for w in workloads if suite == "all" or suite_of(w) == suite]
+    if not names:
+        known = sorted({suite_of(w) for w in workloads} | {"all"})
+        raise UsageError(f"unknown suite '{suite}'; valid: {', '.join(known)}")
+    return names
+
+
 def row_names(path=STRATEGIES_TXT):
     return [r.name for r in read_rows(path)]
 

@@ -113,7 +113,11 @@ def make_parser():
     ap.add_argument("--allocators", type=names_arg, metavar="A,B",
                     help="strategies (rows of allocators/strategies.txt) to run (default: every row "
                          "built in build/<compiler>/bin)")
-    ap.add_argument("--workloads", type=names_arg, metavar="W,V", help="workloads (default: all)")
+    ap.add_argument("--workloads", type=names_arg, metavar="W,V",
+                    help="workloads (default: those of --suite)")
+    ap.add_argument("--suite", default="default", metavar="NAME",
+                    help="without --workloads, the workloads of this suite: default (what fits make bench's "
+                         "time budget), dimensions (the six dimensions of allocation), all (default: default)")
     ap.add_argument("--sizes", type=sizes_arg, metavar="N,M|linear|log",
                     help="sizes: numbers, 'linear' (each workload's whole linear sweep) or 'log' "
                          "(its log sweep); default: every other size of the linear sweep plus the last")

@@ -235,7 +235,7 @@ def plan(args):
     listing = {c: catalog.list_workloads(catalog.cell_exe(catalog.bin_dir(args.build_root, c), rows_of[c][0]))
                for c in compilers}
     wl = {w["name"]: w for w in listing[compilers[0]]["workloads"]}
-    names = args.workloads or list(wl)
+    names = args.workloads or catalog.suite_workloads(wl.values(), args.suite)
     for n in names:
         if n not in wl:
             raise UsageError(f"unknown workload '{n}'; valid: {', '.join(wl)}")

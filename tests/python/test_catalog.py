@@ -125,5 +125,29 @@ class BuiltRows(unittest.TestCase):
         self.assertIn("unknown strategy 'retired_row'", p.stderr)
 
 
+class Suites(unittest.TestCase):
+    LISTED = [{"name": "a"}, {"name": "b", "suite": "default"}, {"name": "c", "suite": "dimensions"}]
+
+    def test_a_suite_is_its_workloads_in_list_order(self):
+        from runner import catalog
+        self.assertEqual(catalog.suite_workloads(self.LISTED, "default"), ["a", "b"])
+        self.assertEqual(catalog.suite_workloads(self.LISTED, "dimensions"), ["c"])
+        self.assertEqual(catalog.suite_workloads(self.LISTED, "all"), ["a", "b", "c"])
+
+    def test_an_unknown_suite_names_the_suites(self):
+        from runner import catalog
+        from runner.errors import UsageError
+        with self.assertRaisesRegex(UsageError, "unknown suite 'dims'; valid: all, default, dimensions"):
+            catalog.suite_workloads(self.LISTED, "dims")
+
+    def test_the_runner_refuses_an_unknown_suite(self):
+        tr.ensure_cells("system,monotonic")
+        with tempfile.TemporaryDirectory() as tmp:
+            p = tr.run(["--suite", "no-such-suite", "--out", os.path.join(tmp, "never")])
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn("unknown suite 'no-such-suite'", p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "never")))
+
+
 if __name__ == "__main__":
     unittest.main()
