@@ -60,6 +60,12 @@ typedef struct am_workload {
      * counts as 1). More where the work itself depends on the seed (a random
      * length), one where only the values do. */
     unsigned seeds;
+    /* Repetitions a heap runs, untimed, before it is measured (am-cell --age
+     * overrides): where a strategy's state keeps changing over a program's
+     * life (a Boost pool's free list fragments with every unordered free of
+     * an array), the cell measures a heap of that age, not a new one. Every
+     * row of a block gets the same age. 0 for most workloads. */
+    unsigned age;
 } am_workload;
 
 AM_INLINE unsigned am_seed_count(const am_workload *w) { return w->seeds ? w->seeds : 1; }
