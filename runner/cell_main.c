@@ -186,7 +186,9 @@ static int run_sample(const cell *c, am_heap *h, am_job *job, unsigned reps, uin
 static int age(cell *c, am_heap *h) {
     uint64_t sum, ns;
     if (!c->a->age) return 0;
+    c->job.aging = 1;
     int status = run_sample(c, h, &c->job, c->a->age, &sum, &ns);
+    c->job.aging = 0;
     if (status != AM_OK) not_ok(c, status);
     return c->finished;
 }

@@ -34,6 +34,10 @@ typedef struct am_job {
     /* threaded workloads: the time the repetition measured (threads and their
      * heaps are made before it starts and joined after it stops), set by run */
     uint64_t timed_ns;
+    /* set while the cell ages a heap (am_workload.age): the repetition only
+     * has to leave the heap as a real one would, so a workload may skip work
+     * that allocates nothing (a sort in place); its checksum is not read */
+    int aging;
     /* extra figures the workload reports (latency percentiles ...), printed by the cell */
     int metric_count;
     const char *metric_names[AM_MAX_METRICS];
