@@ -31,6 +31,7 @@
 #include "../workloads/alloc_pair.c"
 #include "../workloads/alloc_reverse.c"
 #include "../workloads/alloc_shuffled.c"
+#include "../workloads/churn_traverse.c"
 #include "../workloads/contention.c"
 #include "../workloads/list_create.c"
 #include "../workloads/list_dupe.c"

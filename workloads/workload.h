@@ -81,6 +81,11 @@ const am_sweep *am_sweep_find(const char *workload); /* NULL: no sweep */
 extern const am_workload *const am_workloads[];
 const am_workload *am_workload_find(const char *name);
 
+/* The suite a workload belongs to: "default" (what `make bench` runs), or
+ * the name of an `AM_SUITE(name)` line of workloads.def above it (a suite the
+ * runner runs on request, `make bench SUITE=name`). */
+const char *am_workload_suite(const am_workload *w);
+
 /* Record an extra figure for the cell's output (latency, calibration ...). */
 void am_job_metric(am_job *job, const char *name, double value);
 

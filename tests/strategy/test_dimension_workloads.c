@@ -1,0 +1,194 @@
+/* test_dimension_workloads.c: the workloads of the dimensions suite under each
+ * strategy, at every param they sweep: checksum equal to the reference, every
+ * block returned (or, for the drop variants, the heap reset), out of memory
+ * reported and cleaned up wherever it strikes, and what each one is for: a
+ * heap per subsystem in churn_traverse, far more bytes allocated than live in
+ * utilization, the distributions of size_mix, inner containers on the outer
+ * one's heap. It does not time anything. */
+#include <math.h>
+#include <string.h>
+#include "check.h"
+#include "checksum.h"
+
+static void job_init(am_job *job, size_t size, uint64_t seed, double param) {
+    memset(job, 0, sizeof *job);
+    job->size = size;
+    job->seed = seed;
+    job->param = param;
+    job->threads = 2;
+    am_options_default(&job->options);
+}
+
+static am_heap *new_heap(void) {
+    am_options o;
+    am_options_default(&o);
+    return am_create(&o);
+}
+
+static size_t live_bytes(const am_heap *h) {
+    am_stats s;
+    am_get_stats(h, &s);
+    return s.bytes_live;
+}
+
+static double metric(const am_job *job, const char *name) {
+    for (int i = 0; i < job->metric_count; i++)
+        if (!strcmp(job->metric_names[i], name)) return job->metric_values[i];
+    return -1;
+}
+
+/* the params a workload sweeps (0 alone where it sweeps none) */
+static int params_of(const char *name, double *out, int max) {
+    const am_sweep *sw = am_sweep_find(name);
+    int n = 0;
+    for (int i = 0; sw && sw->params && sw->params[i] >= 0 && n < max; i++) out[n++] = sw->params[i];
+    if (!n) out[n++] = 0;
+    return n;
+}
+
+static int is_drop(const am_workload *w) {
+    size_t n = strlen(w->name);
+    return n > 5 && !strcmp(w->name + n - 5, "_drop");
+}
+
+/* the suite's workloads, in workloads.def's order */
+static const am_workload *suite_workload(int i) {
+    int k = 0;
+    for (int j = 0; am_workloads[j]; j++)
+        if (!strcmp(am_workload_suite(am_workloads[j]), "dimensions") && k++ == i) return am_workloads[j];
+    return NULL;
+}
+
+static void test_suite_listed(void) {
+    CHECK(!strcmp(am_workload_suite(am_workload_find("thrash_pool")), "default"));
+    CHECK(!strcmp(am_workload_suite(am_workload_find("mmap_pressure")), "default"));
+    static const char *const want[] = {"churn_traverse", NULL};
+    for (int i = 0; want[i]; i++) {
+        const am_workload *w = am_workload_find(want[i]);
+        CHECK_MSG(w && !strcmp(am_workload_suite(w), "dimensions"), "%s is not in the dimensions suite", want[i]);
+    }
+    CHECK(suite_workload(0) != NULL);
+}
+
+/* Every param, a few sizes and seeds: the reference's checksum, nothing live
+ * on the heap after a repetition (the drop variants reset it: nothing live,
+ * frees fewer than allocations), or not applicable with a reason. */
+static void test_matches_reference(void) {
+    static const size_t sizes[] = {1, 2, 17, 100, 1000, 0};
+    for (int i = 0; suite_workload(i); i++) {
+        const am_workload *w = suite_workload(i);
+        double params[8];
+        int np = params_of(w->name, params, 8);
+        am_heap *h = new_heap();
+        CHECK(h);
+        for (int p = 0; p < np; p++)
+            for (int s = 0; sizes[s]; s++)
+                for (uint64_t seed = 1; seed <= 3; seed++) {
+                    am_job job;
+                    job_init(&job, w->threaded ? sizes[s] * 10 : sizes[s], seed, params[p]);
+                    int status = -1;
+                    uint64_t got = w->run(h, &job, &status);
+                    if (status == AM_ERR_NA) {
+                        CHECK(job.reason && *job.reason);
+                        continue;
+                    }
+                    CHECK_MSG(status == AM_OK, "%s size %zu param %g: status %d", w->name, job.size, params[p],
+                              status);
+                    CHECK_MSG(got == w->reference(&job), "%s size %zu param %g seed %llu: checksum differs",
+                              w->name, job.size, params[p], (unsigned long long)seed);
+                    am_stats st;
+                    am_get_stats(h, &st);
+                    CHECK_MSG(st.bytes_live == 0, "%s size %zu param %g: %zu bytes live", w->name, job.size,
+                              params[p], st.bytes_live);
+                    CHECK_MSG(is_drop(w) || st.allocs == st.frees, "%s: %llu allocations, %llu frees", w->name,
+                              (unsigned long long)st.allocs, (unsigned long long)st.frees);
+                    if (!AM_FREE_REUSES) am_reset(h);
+                }
+        am_destroy(h);
+    }
+}
+
+/* the param changes the work where there is one to sweep */
+static void test_param_changes_checksum(void) {
+    for (int i = 0; suite_workload(i); i++) {
+        const am_workload *w = suite_workload(i);
+        double params[8];
+        int np = params_of(w->name, params, 8);
+        for (int p = 1; p < np; p++) {
+            am_job a, b;
+            job_init(&a, 1000, 1, params[0]);
+            job_init(&b, 1000, 1, params[p]);
+            CHECK_MSG(w->reference(&a) != w->reference(&b), "%s: params %g and %g agree", w->name, params[0],
+                      params[p]);
+        }
+    }
+}
+
+/* Limits from tiny to enough: each run succeeds with the reference's checksum
+ * or reports out of memory with nothing live on the heap. */
+static void test_out_of_memory_anywhere(void) {
+    for (int i = 0; suite_workload(i); i++) {
+        const am_workload *w = suite_workload(i);
+        double params[8];
+        int np = params_of(w->name, params, 8);
+        double param = params[np - 1];
+        int ok = 0, oom = 0, na = 0;
+        for (size_t limit = 64; limit <= (1u << 22) && !ok; limit += limit < 8192 ? 64 : limit / 4) {
+            am_job job;
+            job_init(&job, w->threaded ? 400 : 40, 5, param);
+            job.options.limit = limit;
+            am_heap *h = am_create(&job.options);
+            if (!h) continue;
+            int status = -1;
+            uint64_t got = w->run(h, &job, &status);
+            size_t live = live_bytes(h);
+            am_destroy(h);
+            if (status == AM_ERR_NA) { na = 1; break; }
+            CHECK_MSG(status == AM_OK || status == AM_ERR_OOM, "%s limit %zu: status %d", w->name, limit, status);
+            CHECK_MSG(live == 0, "%s limit %zu: %zu bytes live after status %d", w->name, limit, live, status);
+            oom |= status == AM_ERR_OOM;
+            if (status == AM_OK) {
+                CHECK_MSG(got == w->reference(&job), "%s limit %zu: checksum differs", w->name, limit);
+                ok = 1;
+            }
+        }
+        CHECK_MSG(na || ok, "%s never succeeded under a limit up to 4 MiB", w->name);
+        CHECK_MSG(na || oom || AM_HEAPS_SHARE_STATE, "%s never ran out of memory", w->name);
+    }
+}
+
+/* churn_traverse: a heap per subsystem where heaps are independent, so the
+ * cell's heap serves subsystem 0 alone (its first len/16 nodes and every
+ * 16th churn step); where heaps share state, it serves all. */
+static void test_churn_heap_per_subsystem(void) {
+    const am_workload *w = am_workload_find("churn_traverse");
+    CHECK(w);
+    const size_t len = 1600;
+    for (int p = 0; p < 3; p++) {
+        am_job job;
+        job_init(&job, len, 3, p);
+        am_heap *h = new_heap();
+        CHECK(h);
+        int status = -1;
+        uint64_t got = w->run(h, &job, &status);
+        CHECK(status == AM_OK && got == w->reference(&job));
+        am_stats st;
+        am_get_stats(h, &st);
+        uint64_t steps = (uint64_t)p * len;
+        uint64_t want = AM_HEAPS_SHARE_STATE ? len + steps : len / 16 + (steps + 15) / 16;
+        CHECK_MSG(st.allocs == want, "param %d: %llu allocations on the cell's heap, expected %llu", p,
+                  (unsigned long long)st.allocs, (unsigned long long)want);
+        CHECK(metric(&job, "heaps") == (AM_HEAPS_SHARE_STATE ? 1 : 16));
+        am_destroy(h);
+    }
+}
+
+static const am_test tests[] = {
+    {"suite_listed", test_suite_listed},
+    {"matches_reference", test_matches_reference},
+    {"param_changes_checksum", test_param_changes_checksum},
+    {"out_of_memory_anywhere", test_out_of_memory_anywhere},
+    {"churn_heap_per_subsystem", test_churn_heap_per_subsystem},
+    {NULL, NULL}};
+
+int main(int argc, char **argv) { return am_run_tests("dimension_workloads/" AM_ROW_NAME, tests, argc, argv); }
