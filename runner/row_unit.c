@@ -45,6 +45,7 @@
 #include "../workloads/thrash_pool_map_list_unaligned.c"
 #include "../workloads/thrash_pool_sort.c"
 #include "../workloads/thrash_pool_sort_list_int.c"
+#include "../workloads/utilization.c"
 #include "../workloads/vector_dupe.c"
 
 /* engines that several strategies build on, and the counting wrapper of
