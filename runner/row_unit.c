@@ -40,6 +40,7 @@
 #include "../workloads/mmap_pressure.c"
 #include "../workloads/query_heap.c"
 #include "../workloads/registry.c"
+#include "../workloads/size_mix.c"
 #include "../workloads/thrash_pool.c"
 #include "../workloads/thrash_pool_iter.c"
 #include "../workloads/thrash_pool_map_list_unaligned.c"

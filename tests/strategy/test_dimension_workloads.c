@@ -62,7 +62,7 @@ static const am_workload *suite_workload(int i) {
 static void test_suite_listed(void) {
     CHECK(!strcmp(am_workload_suite(am_workload_find("thrash_pool")), "default"));
     CHECK(!strcmp(am_workload_suite(am_workload_find("mmap_pressure")), "default"));
-    static const char *const want[] = {"churn_traverse", "utilization", NULL};
+    static const char *const want[] = {"churn_traverse", "utilization", "size_mix", NULL};
     for (int i = 0; want[i]; i++) {
         const am_workload *w = am_workload_find(want[i]);
         CHECK_MSG(w && !strcmp(am_workload_suite(w), "dimensions"), "%s is not in the dimensions suite", want[i]);
@@ -183,12 +183,47 @@ static void test_churn_heap_per_subsystem(void) {
     }
 }
 
+/* size_mix's distributions, from 100,000 draws each: uniform's mean is
+ * (8 + 1024) / 2; every power-of-two draw is a power of two and each of its 8
+ * classes is drawn; the exponential falls off (over twice as many blocks under
+ * 64 bytes as over 256, none over 4 KiB to speak of) and the Pareto tail reaches
+ * blocks past 4 KiB that the exponential never does. */
+uint32_t am_size_mix_size(int distribution, uint64_t *x);
+
+static void test_size_mix_distributions(void) {
+    enum { N = 100000 };
+    double mean[4] = {0, 0, 0, 0};
+    size_t small[4] = {0, 0, 0, 0}, mid[4] = {0, 0, 0, 0}, big[4] = {0, 0, 0, 0};
+    unsigned classes = 0;
+    for (int d = 0; d < 4; d++) {
+        uint64_t x = am_values_start(9);
+        for (int i = 0; i < N; i++) {
+            uint32_t s = am_size_mix_size(d, &x);
+            CHECK_MSG(s >= 8 && s <= 32768, "distribution %d drew %u bytes", d, s);
+            if (d == 1) {
+                CHECK_MSG((s & (s - 1)) == 0, "power-of-two draw %u", s);
+                classes |= s;
+            }
+            mean[d] += (double)s / N;
+            small[d] += s < 64;
+            mid[d] += s > 256;
+            big[d] += s > 4096;
+        }
+    }
+    CHECK_MSG(fabs(mean[0] - 516) < 10, "uniform mean %g", mean[0]);
+    CHECK(classes == 0x7f8 && big[1] == 0);
+    CHECK_MSG(small[2] > 2 * mid[2] && big[2] < 5, "exponential: %zu under 64 B, %zu over 256 B, %zu over 4 KiB",
+              small[2], mid[2], big[2]);
+    CHECK_MSG(big[3] > 100 && small[3] > N / 2, "Pareto: %zu over 4 KiB, %zu under 64 B", big[3], small[3]);
+}
+
 static const am_test tests[] = {
     {"suite_listed", test_suite_listed},
     {"matches_reference", test_matches_reference},
     {"param_changes_checksum", test_param_changes_checksum},
     {"out_of_memory_anywhere", test_out_of_memory_anywhere},
     {"churn_heap_per_subsystem", test_churn_heap_per_subsystem},
+    {"size_mix_distributions", test_size_mix_distributions},
     {NULL, NULL}};
 
 int main(int argc, char **argv) { return am_run_tests("dimension_workloads/" AM_ROW_NAME, tests, argc, argv); }
