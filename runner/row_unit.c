@@ -37,6 +37,7 @@
 #include "../workloads/list_dupe.c"
 #include "../workloads/list_iterate.c"
 #include "../workloads/map_erase.c"
+#include "../workloads/map_of_vectors.c"
 #include "../workloads/mmap_pressure.c"
 #include "../workloads/query_heap.c"
 #include "../workloads/registry.c"
@@ -48,6 +49,7 @@
 #include "../workloads/thrash_pool_sort_list_int.c"
 #include "../workloads/utilization.c"
 #include "../workloads/vector_dupe.c"
+#include "../workloads/vector_of_lists.c"
 
 /* engines that several strategies build on, and the counting wrapper of
  * AM_STATS builds (empty in measured ones) */

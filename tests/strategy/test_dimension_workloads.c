@@ -62,7 +62,8 @@ static const am_workload *suite_workload(int i) {
 static void test_suite_listed(void) {
     CHECK(!strcmp(am_workload_suite(am_workload_find("thrash_pool")), "default"));
     CHECK(!strcmp(am_workload_suite(am_workload_find("mmap_pressure")), "default"));
-    static const char *const want[] = {"churn_traverse", "utilization", "size_mix", NULL};
+    static const char *const want[] = {"churn_traverse", "utilization", "size_mix", "vector_of_lists",
+                                       "map_of_vectors", NULL};
     for (int i = 0; want[i]; i++) {
         const am_workload *w = am_workload_find(want[i]);
         CHECK_MSG(w && !strcmp(am_workload_suite(w), "dimensions"), "%s is not in the dimensions suite", want[i]);
@@ -183,6 +184,31 @@ static void test_churn_heap_per_subsystem(void) {
     }
 }
 
+/* The nested containers' inner containers allocate from the heap the outer
+ * one was given: at len 810, vector_of_lists takes its 810 nodes and the 7
+ * growths of its vector of 51 lists (capacity 1 to 64) there, map_of_vectors
+ * its 51 tree nodes and the 5 growths of each vector (capacity 1 to 16). */
+static void test_nested_allocator_propagated(void) {
+    static const char *const names[] = {"vector_of_lists", "map_of_vectors"};
+    static const uint64_t want[] = {810 + 7, 51 + 51 * 5};
+    for (int i = 0; i < 2; i++) {
+        const am_workload *w = am_workload_find(names[i]);
+        CHECK(w);
+        am_heap *h = new_heap();
+        CHECK(h);
+        am_job job;
+        job_init(&job, 810, 2, 0);
+        int status = -1;
+        uint64_t got = w->run(h, &job, &status);
+        CHECK(status == AM_OK && got == w->reference(&job));
+        am_stats st;
+        am_get_stats(h, &st);
+        CHECK_MSG(st.allocs == want[i], "%s: %llu allocations on its heap, expected %llu", names[i],
+                  (unsigned long long)st.allocs, (unsigned long long)want[i]);
+        am_destroy(h);
+    }
+}
+
 /* size_mix's distributions, from 100,000 draws each: uniform's mean is
  * (8 + 1024) / 2; every power-of-two draw is a power of two and each of its 8
  * classes is drawn; the exponential falls off (over twice as many blocks under
@@ -224,6 +250,7 @@ static const am_test tests[] = {
     {"out_of_memory_anywhere", test_out_of_memory_anywhere},
     {"churn_heap_per_subsystem", test_churn_heap_per_subsystem},
     {"size_mix_distributions", test_size_mix_distributions},
+    {"nested_allocator_propagated", test_nested_allocator_propagated},
     {NULL, NULL}};
 
 int main(int argc, char **argv) { return am_run_tests("dimension_workloads/" AM_ROW_NAME, tests, argc, argv); }
