@@ -34,6 +34,7 @@
 #include "../workloads/churn_traverse.c"
 #include "../workloads/contention.c"
 #include "../workloads/list_create.c"
+#include "../workloads/list_create_drop.c"
 #include "../workloads/list_dupe.c"
 #include "../workloads/list_iterate.c"
 #include "../workloads/map_erase.c"
@@ -50,6 +51,7 @@
 #include "../workloads/utilization.c"
 #include "../workloads/vector_dupe.c"
 #include "../workloads/vector_of_lists.c"
+#include "../workloads/vector_of_lists_drop.c"
 
 /* engines that several strategies build on, and the counting wrapper of
  * AM_STATS builds (empty in measured ones) */
