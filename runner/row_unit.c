@@ -40,6 +40,7 @@
 #include "../workloads/map_erase.c"
 #include "../workloads/map_of_vectors.c"
 #include "../workloads/mmap_pressure.c"
+#include "../workloads/producer_consumer.c"
 #include "../workloads/query_heap.c"
 #include "../workloads/registry.c"
 #include "../workloads/size_mix.c"

@@ -63,7 +63,8 @@ static void test_suite_listed(void) {
     CHECK(!strcmp(am_workload_suite(am_workload_find("thrash_pool")), "default"));
     CHECK(!strcmp(am_workload_suite(am_workload_find("mmap_pressure")), "default"));
     static const char *const want[] = {"churn_traverse", "utilization", "size_mix", "vector_of_lists",
-                                       "map_of_vectors", "list_create_drop", "vector_of_lists_drop", NULL};
+                                       "map_of_vectors", "list_create_drop", "vector_of_lists_drop",
+                                       "producer_consumer", NULL};
     for (int i = 0; want[i]; i++) {
         const am_workload *w = am_workload_find(want[i]);
         CHECK_MSG(w && !strcmp(am_workload_suite(w), "dimensions"), "%s is not in the dimensions suite", want[i]);
@@ -244,6 +245,43 @@ static void test_drop_resets_instead_of_freeing(void) {
     }
 }
 
+/* producer_consumer: on a thread-safe row, every block of every thread came
+ * from the cell's heap and went back to it, for 1 to 3 threads, and the
+ * repetition timed its own work, not starting and joining its threads; other
+ * rows do not apply. */
+static void test_producer_consumer_one_heap(void) {
+    const am_workload *w = am_workload_find("producer_consumer");
+    const am_sweep *sw = am_sweep_find("producer_consumer");
+    CHECK(w && w->threaded && sw && sw->ops && !sw->params);
+    for (unsigned threads = 1; threads <= 3; threads++) {
+        am_job job;
+        job_init(&job, 3000, threads, 0);
+        job.threads = threads;
+        am_heap *h = new_heap();
+        CHECK(h);
+        int status = -1;
+        uint64_t t0 = am_now_ns();
+        uint64_t got = w->run(h, &job, &status);
+        uint64_t wall = am_now_ns() - t0;
+        am_stats st;
+        am_get_stats(h, &st);
+        am_destroy(h);
+#if AM_THREAD_SAFE
+        CHECK_MSG(status == AM_OK && got == w->reference(&job), "threads %u: status %d", threads, status);
+        CHECK_MSG(st.allocs == 3000u * threads && st.frees == st.allocs && st.bytes_live == 0,
+                  "threads %u: %llu allocations, %llu frees", threads, (unsigned long long)st.allocs,
+                  (unsigned long long)st.frees);
+        CHECK(job.timed_ns > 0 && job.timed_ns < wall);
+        CHECK(sw->ops(&job) == 3000.0 * threads);
+#else
+        (void)got;
+        (void)wall;
+        CHECK_MSG(status == AM_ERR_NA && job.reason && strstr(job.reason, "thread-safe"), "status %d", status);
+        CHECK(st.allocs == 0);
+#endif
+    }
+}
+
 /* size_mix's distributions, from 100,000 draws each: uniform's mean is
  * (8 + 1024) / 2; every power-of-two draw is a power of two and each of its 8
  * classes is drawn; the exponential falls off (over twice as many blocks under
@@ -287,6 +325,7 @@ static const am_test tests[] = {
     {"size_mix_distributions", test_size_mix_distributions},
     {"nested_allocator_propagated", test_nested_allocator_propagated},
     {"drop_resets_instead_of_freeing", test_drop_resets_instead_of_freeing},
+    {"producer_consumer_one_heap", test_producer_consumer_one_heap},
     {NULL, NULL}};
 
 int main(int argc, char **argv) { return am_run_tests("dimension_workloads/" AM_ROW_NAME, tests, argc, argv); }
