@@ -85,27 +85,39 @@ static uint64_t churn_traverse_run(am_heap *h, am_job *job, int *status) {
     return *status == AM_OK ? hash : 0;
 }
 
-/* The same lists as index chains in plain arrays: next[] links slots; a churn
- * step moves the erased node's slot to the end of the other subsystem. */
+/* The reference's lists: index chains in plain arrays, next[] linking slots. */
+#define CT_NONE ((size_t)-1)
+typedef struct ct_chains {
+    size_t *next;
+    int *value;
+    size_t head[CT_SUBSYSTEMS], tail[CT_SUBSYSTEMS], count[CT_SUBSYSTEMS];
+} ct_chains;
+
+static void ct_chain_append(ct_chains *c, unsigned s, size_t slot, int value) {
+    c->value[slot] = value;
+    c->next[slot] = CT_NONE;
+    if (c->tail[s] == CT_NONE) c->head[s] = slot;
+    else c->next[c->tail[s]] = slot;
+    c->tail[s] = slot;
+    c->count[s]++;
+}
+
+/* The same lists as chains; a churn step moves the erased node's slot to the
+ * end of the other subsystem. */
 static uint64_t churn_traverse_reference(am_job *job) {
-    size_t len = job->size, slots = len ? len : 1;
-    size_t *next = malloc(slots * sizeof *next);
-    int *value = malloc(slots * sizeof *value);
-    size_t head[CT_SUBSYSTEMS], tail[CT_SUBSYSTEMS], count[CT_SUBSYSTEMS], used = 0;
-    const size_t none = (size_t)-1;
+    size_t len = job->size, slots = len ? len : 1, used = 0;
+    ct_chains chains;
+    chains.next = malloc(slots * sizeof *chains.next);
+    chains.value = malloc(slots * sizeof *chains.value);
+    size_t *next = chains.next, *head = chains.head, *tail = chains.tail, *count = chains.count;
+    int *value = chains.value;
+    const size_t none = CT_NONE;
     uint64_t hash = 0;
     if (!next || !value) goto out;
     for (unsigned s = 0; s < CT_SUBSYSTEMS; s++) {
         head[s] = tail[s] = none;
         count[s] = 0;
-        for (size_t k = ct_initial(len, s); k > 0; k--, used++) {
-            value[used] = ct_value(job, used);
-            next[used] = none;
-            if (tail[s] == none) head[s] = used;
-            else next[tail[s]] = used;
-            tail[s] = used;
-            count[s]++;
-        }
+        for (size_t k = ct_initial(len, s); k > 0; k--, used++) ct_chain_append(&chains, s, used, ct_value(job, used));
     }
     uint64_t x = am_values_start(CT_CHURN_SEED), steps = ct_steps(job);
     for (uint64_t c = 0; c < steps; c++) {
@@ -116,13 +128,7 @@ static uint64_t churn_traverse_reference(am_job *job) {
         head[k] = next[slot];
         if (head[k] == none) tail[k] = none;
         count[k]--;
-        unsigned to = (unsigned)(c % CT_SUBSYSTEMS);
-        value[slot] = ct_value(job, c);
-        next[slot] = none;
-        if (tail[to] == none) head[to] = slot;
-        else next[tail[to]] = slot;
-        tail[to] = slot;
-        count[to]++;
+        ct_chain_append(&chains, (unsigned)(c % CT_SUBSYSTEMS), slot, ct_value(job, c));
     }
     hash = AM_FNV_OFFSET;
     for (unsigned s = 0; s < CT_SUBSYSTEMS; s++) {

@@ -7,20 +7,14 @@
 #include "list_create.h"
 
 static uint64_t list_create_drop_run(am_heap *h, am_job *job, int *status) {
-#if !AM_RESET_FREES_LIVE || AM_HEAPS_SHARE_STATE
-    (void)h;
-    job->reason = AM_HEAPS_SHARE_STATE ? "reset purges the pools every heap shares, not one container's heap"
-                                       : "reset does not free the blocks still live: nothing to drop";
-    *status = AM_ERR_NA;
-    return 0;
-#else
+    *status = am_drop_applies(job);
+    if (*status != AM_OK) return 0;
     lc_list l;
     *status = lc_build(h, job, &l);
     if (*status != AM_OK) return 0;
     uint64_t sum = lc_checksum(&l);
     am_reset(h);
     return sum;
-#endif
 }
 
 const am_workload am_workload_list_create_drop = {

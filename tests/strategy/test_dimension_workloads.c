@@ -37,6 +37,25 @@ static double metric(const am_job *job, const char *name) {
     return -1;
 }
 
+/* One repetition of the named workload (param 0) on a heap of its own; the
+ * heap's statistics after it. */
+static uint64_t run_on_new_heap(const char *name, size_t size, uint64_t seed, am_job *job, int *status,
+                                am_stats *st) {
+    const am_workload *w = am_workload_find(name);
+    am_heap *h = new_heap();
+    *status = -1;
+    memset(st, 0, sizeof *st);
+    if (!w || !h) {
+        if (h) am_destroy(h);
+        return 0;
+    }
+    job_init(job, size, seed, 0);
+    uint64_t got = w->run(h, job, status);
+    am_get_stats(h, st);
+    am_destroy(h);
+    return got;
+}
+
 /* the params a workload sweeps (0 alone where it sweeps none) */
 static int params_of(const char *name, double *out, int max) {
     const am_sweep *sw = am_sweep_find(name);
@@ -193,20 +212,13 @@ static void test_nested_allocator_propagated(void) {
     static const char *const names[] = {"vector_of_lists", "map_of_vectors"};
     static const uint64_t want[] = {810 + 7, 51 + 51 * 5};
     for (int i = 0; i < 2; i++) {
-        const am_workload *w = am_workload_find(names[i]);
-        CHECK(w);
-        am_heap *h = new_heap();
-        CHECK(h);
         am_job job;
-        job_init(&job, 810, 2, 0);
-        int status = -1;
-        uint64_t got = w->run(h, &job, &status);
-        CHECK(status == AM_OK && got == w->reference(&job));
         am_stats st;
-        am_get_stats(h, &st);
+        int status;
+        uint64_t got = run_on_new_heap(names[i], 810, 2, &job, &status, &st);
+        CHECK(status == AM_OK && got == am_workload_find(names[i])->reference(&job));
         CHECK_MSG(st.allocs == want[i], "%s: %llu allocations on its heap, expected %llu", names[i],
                   (unsigned long long)st.allocs, (unsigned long long)want[i]);
-        am_destroy(h);
     }
 }
 
@@ -218,19 +230,13 @@ static void test_drop_resets_instead_of_freeing(void) {
     static const char *const names[] = {"list_create_drop", "vector_of_lists_drop"};
     static const uint64_t allocs[] = {810, 810 + 7}, frees[] = {0, 6};
     for (int i = 0; i < 2; i++) {
-        const am_workload *w = am_workload_find(names[i]);
-        CHECK(w);
-        am_heap *h = new_heap();
-        CHECK(h);
         am_job job;
-        job_init(&job, 810, 4, 0);
-        int status = -1;
-        uint64_t got = w->run(h, &job, &status);
         am_stats st;
-        am_get_stats(h, &st);
-        am_destroy(h);
+        int status;
+        uint64_t got = run_on_new_heap(names[i], 810, 4, &job, &status, &st);
 #if AM_RESET_FREES_LIVE && !AM_HEAPS_SHARE_STATE
-        CHECK_MSG(status == AM_OK && got == w->reference(&job), "%s: status %d", names[i], status);
+        CHECK_MSG(status == AM_OK && got == am_workload_find(names[i])->reference(&job), "%s: status %d", names[i],
+                  status);
         CHECK_MSG(st.allocs == allocs[i] && st.frees == frees[i] && st.bytes_live == 0,
                   "%s: %llu allocations, %llu frees, %zu bytes live", names[i], (unsigned long long)st.allocs,
                   (unsigned long long)st.frees, st.bytes_live);
