@@ -10,8 +10,10 @@
 #define AM_LIST_T int
 #include "list.h"
 
-/* Builds the list on h: AM_OK, or AM_ERR_OOM with nothing live. */
-static int lc_build(am_heap *h, const am_job *job, lc_list *l) {
+/* Builds the list on h: AM_OK, or AM_ERR_OOM with nothing live. Forced
+ * inline: each run function holds its own loops (two callers would otherwise
+ * share one out-of-line copy). */
+AM_FORCE_INLINE int lc_build(am_heap *h, const am_job *job, lc_list *l) {
     int base = (int)(job->seed & 0xffff);
     lc_list_init(l, h);
     for (size_t i = 0; i < job->size; i++) {
@@ -24,7 +26,7 @@ static int lc_build(am_heap *h, const am_job *job, lc_list *l) {
     return AM_OK;
 }
 
-static uint64_t lc_checksum(const lc_list *l) {
+AM_FORCE_INLINE uint64_t lc_checksum(const lc_list *l) {
     uint64_t sum = lc_list_size(l);
     if (l->head) sum += (uint64_t)l->head->value + (uint64_t)l->tail->value;
     return sum;

@@ -21,14 +21,16 @@
 AM_INLINE size_t vol_lists(size_t len) { return len / 16 + 1; }
 AM_INLINE int vol_value(const am_job *job, size_t i) { return (int)((job->seed & 0xffff) + i); }
 
-/* every list and the vector itself; the vector stays usable (empty) */
-static void vol_destroy(vol_vec *v) {
+/* every list and the vector itself; the vector stays usable (empty). These
+ * are forced inline so that each run function holds its own loops (two
+ * callers would otherwise share one out-of-line copy). */
+AM_FORCE_INLINE void vol_destroy(vol_vec *v) {
     for (size_t k = 0; k < v->size; k++) vol_list_destroy(&v->data[k]);
     vol_vec_destroy(v);
 }
 
 /* Builds the vector on h; AM_ERR_OOM (and nothing live) or AM_OK. */
-static int vol_build(am_heap *h, const am_job *job, vol_vec *v) {
+AM_FORCE_INLINE int vol_build(am_heap *h, const am_job *job, vol_vec *v) {
     size_t lists = vol_lists(job->size);
     vol_vec_init(v, h);
     for (size_t k = 0; k < lists; k++) {
@@ -45,7 +47,7 @@ static int vol_build(am_heap *h, const am_job *job, vol_vec *v) {
 }
 
 /* the lists in order, each one's values in order */
-static uint64_t vol_checksum(const vol_vec *v) {
+AM_FORCE_INLINE uint64_t vol_checksum(const vol_vec *v) {
     uint64_t hash = AM_FNV_OFFSET;
     for (size_t k = 0; k < v->size; k++) {
         hash = am_fnv_add(hash, (uint32_t)v->data[k].size);

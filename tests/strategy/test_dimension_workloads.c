@@ -331,7 +331,7 @@ static const am_test tests[] = {
     {"size_mix_distributions", test_size_mix_distributions},
     {"nested_allocator_propagated", test_nested_allocator_propagated},
     {"drop_resets_instead_of_freeing", test_drop_resets_instead_of_freeing},
-    {"producer_consumer_one_heap", test_producer_consumer_one_heap},
+    {"producer_consumer_threads_on_one_heap", test_producer_consumer_one_heap},
     {NULL, NULL}};
 
 int main(int argc, char **argv) { return am_run_tests("dimension_workloads/" AM_ROW_NAME, tests, argc, argv); }
