@@ -1,6 +1,6 @@
 /* cell_list.h: a cell's answer to --list: its row, the compiler that built it,
- * and every workload with its sizes, params, thread sweep and repetition
- * seeds, as one JSON object. For cell_main.c only. */
+ * and every workload with its suite, sizes, params, thread sweep and
+ * repetition seeds, as one JSON object. For cell_main.c only. */
 #ifndef AM_CELL_LIST_H
 #define AM_CELL_LIST_H
 
@@ -41,6 +41,7 @@ static void list_workloads(void) {
         json_open('{');
         json_str("name", w->name);
         json_str("summary", w->summary);
+        json_str("suite", am_workload_suite(w));
         json_u64("threaded", (uint64_t)w->threaded);
         json_sizes("sizes", w->sizes);
         json_sizes("log_sizes", w->log_sizes);

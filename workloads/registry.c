@@ -4,25 +4,56 @@
 
 #define AM_WORKLOAD(name) extern const am_workload am_workload_##name;
 #define AM_SWEEP(name) extern const am_sweep am_sweep_##name;
+#define AM_SUITE(name)
 #include "workloads.def"
 #undef AM_WORKLOAD
 #undef AM_SWEEP
+#undef AM_SUITE
 
 #define AM_WORKLOAD(name) &am_workload_##name,
 #define AM_SWEEP(name)
+#define AM_SUITE(name)
 const am_workload *const am_workloads[] = {
 #include "workloads.def"
     NULL};
 #undef AM_WORKLOAD
 #undef AM_SWEEP
+#undef AM_SUITE
 
 #define AM_WORKLOAD(name)
 #define AM_SWEEP(name) &am_sweep_##name,
+#define AM_SUITE(name)
 static const am_sweep *const am_sweeps[] = {
 #include "workloads.def"
     NULL};
 #undef AM_WORKLOAD
 #undef AM_SWEEP
+#undef AM_SUITE
+
+/* workloads.def in order, with its suite lines: a workload belongs to the
+ * suite of the last AM_SUITE line above it ("default" above the first) */
+typedef struct suite_mark {
+    const am_workload *workload;
+    const char *suite;
+} suite_mark;
+#define AM_WORKLOAD(name) {&am_workload_##name, NULL},
+#define AM_SWEEP(name)
+#define AM_SUITE(name) {NULL, #name},
+static const suite_mark suite_marks[] = {
+#include "workloads.def"
+    {NULL, NULL}};
+#undef AM_WORKLOAD
+#undef AM_SWEEP
+#undef AM_SUITE
+
+const char *am_workload_suite(const am_workload *w) {
+    const char *suite = "default";
+    for (const suite_mark *m = suite_marks; m->workload || m->suite; m++) {
+        if (m->suite) suite = m->suite;
+        else if (m->workload == w) return suite;
+    }
+    return suite;
+}
 
 const am_sweep *am_sweep_find(const char *workload) {
     for (const am_sweep *const *s = am_sweeps; *s; s++)

@@ -74,6 +74,22 @@ typedef struct am_workload {
 
 AM_INLINE unsigned am_seed_count(const am_workload *w) { return w->seeds ? w->seeds : 1; }
 
+/* Wink-out (the `<workload>_drop` variants): a repetition may drop its
+ * containers by resetting the heap only where reset frees live blocks
+ * (allocator.h) of that heap alone. AM_OK, or AM_ERR_NA with the job's reason. */
+AM_INLINE int am_drop_applies(am_job *job) {
+#if !AM_RESET_FREES_LIVE
+    job->reason = "reset does not free the blocks still live: nothing to drop";
+    return AM_ERR_NA;
+#elif AM_HEAPS_SHARE_STATE
+    job->reason = "reset purges the pools every heap shares, not one container's heap";
+    return AM_ERR_NA;
+#else
+    (void)job;
+    return AM_OK;
+#endif
+}
+
 /* Optional: a workload whose cells also vary in threads or param declares
  * `AM_SWEEP(name)` in workloads.def after its AM_WORKLOAD(name) line and defines
  * am_sweep_<name>. The runner then runs one cell per (size, threads, param). */
@@ -90,6 +106,11 @@ const am_sweep *am_sweep_find(const char *workload); /* NULL: no sweep */
 /* the registry, from workloads/workloads.def */
 extern const am_workload *const am_workloads[];
 const am_workload *am_workload_find(const char *name);
+
+/* The suite a workload belongs to: "default" (what `make bench` runs), or
+ * the name of an `AM_SUITE(name)` line of workloads.def above it (a suite the
+ * runner runs on request, `make bench SUITE=name`). */
+const char *am_workload_suite(const am_workload *w);
 
 /* Record an extra figure for the cell's output (latency, calibration ...). */
 void am_job_metric(am_job *job, const char *name, double value);
