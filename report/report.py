@@ -14,12 +14,13 @@ if __name__ == "__main__":
 from report import plots, results  # noqa: E402
 from report.css import CSS  # noqa: E402
 from report.pieces import Pieces, esc  # noqa: E402
+from report.dimension_sections import DimensionSections  # noqa: E402
 from report.result_sections import ResultSections  # noqa: E402
 from report.run_sections import RunSections  # noqa: E402
 from runner.outputs import write_atomic  # noqa: E402
 
 
-class Page(Pieces, ResultSections, RunSections):
+class Page(Pieces, ResultSections, DimensionSections, RunSections):
     def __init__(self, run, manifest):
         self.run = run
         self.manifest = manifest
@@ -45,6 +46,7 @@ class Page(Pieces, ResultSections, RunSections):
         run = self.run
         groups = run.groups()
         self.summary_section(groups)
+        self.dimension_section()
         self.workload_sections(groups)
         self.compilers_section(groups)
         self.hyperfine_section()

@@ -82,11 +82,16 @@ def suite_of(workload):
 def suite_workloads(workloads, suite):
     """The names of the listed workloads in suite ("all": every one), in list
     order; UsageError naming the suites when none is in it."""
+    workloads = list(workloads)
     names = [w["name"] for w in workloads if suite == "all" or suite_of(w) == suite]
     if not names:
         known = sorted({suite_of(w) for w in workloads} | {"all"})
         raise UsageError(f"unknown suite '{suite}'; valid: {', '.join(known)}")
-    return names
+    # a drop variant (wink-out) is read against the workload that destroys
+    # its containers instead, whichever suite that one is in
+    listed = [w["name"] for w in workloads]
+    twins = [n[:-len("_drop")] for n in names if n.endswith("_drop")]
+    return [n for n in listed if n in names or n in twins]
 
 
 def row_names(path=STRATEGIES_TXT):

@@ -126,13 +126,15 @@ class BuiltRows(unittest.TestCase):
 
 
 class Suites(unittest.TestCase):
-    LISTED = [{"name": "a"}, {"name": "b", "suite": "default"}, {"name": "c", "suite": "dimensions"}]
+    LISTED = [{"name": "a"}, {"name": "b", "suite": "default"}, {"name": "c", "suite": "dimensions"},
+              {"name": "b_drop", "suite": "dimensions"}]
 
     def test_a_suite_is_its_workloads_in_list_order(self):
         from runner import catalog
         self.assertEqual(catalog.suite_workloads(self.LISTED, "default"), ["a", "b"])
-        self.assertEqual(catalog.suite_workloads(self.LISTED, "dimensions"), ["c"])
-        self.assertEqual(catalog.suite_workloads(self.LISTED, "all"), ["a", "b", "c"])
+        # a drop variant brings the workload it is read against
+        self.assertEqual(catalog.suite_workloads(self.LISTED, "dimensions"), ["b", "c", "b_drop"])
+        self.assertEqual(catalog.suite_workloads(self.LISTED, "all"), ["a", "b", "c", "b_drop"])
 
     def test_an_unknown_suite_names_the_suites(self):
         from runner import catalog

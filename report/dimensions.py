@@ -1,0 +1,109 @@
+"""dimensions.py: what a run says along the dimensions of allocation (the
+study behind the C++ papers N4468 and P0089 measured density, variation,
+locality, utilization, contention and fragmentability; it also measured
+nested containers, dropping an arena instead of destroying its containers,
+and a virtual allocator interface). For each dimension the workloads that
+measure it, and for each of their points the fastest strategy and how it and
+`monotonic` compare with `system`, the malloc of global new/delete. Used by
+the report's section and by the README's table; it reads summary entries
+(runner/rundir.py) and computes nothing but ratios of their medians."""
+
+VIRTUAL = "@virtual"  # a row reached through a table of function pointers
+NOT_CANDIDATES = {"ideal", "control"}  # a bound and the A/A control are no one's choice
+REFERENCE = "system"
+
+# (dimension, workloads, what the study found), in the order of the report
+DIMENSIONS = (
+    ("locality", ("churn_traverse",),
+     "per-subsystem pools after churn at 24 (16 after 256 rounds) of new/delete; no gain without churn"),
+    ("utilization", ("utilization",),
+     "with far more bytes allocated than live, monotonic 4.4x slower at 1 KiB, up to 128x at 32 KiB"),
+    ("variation", ("size_mix",), "sizes from a distribution: pools per size class against malloc"),
+    ("nested containers", ("vector_of_lists", "map_of_vectors"),
+     "a monotonic arena under nested containers at 22-35 of new/delete"),
+    ("contention", ("contention", "producer_consumer"), "per-thread pools at 8-36 with 1-8 threads"),
+    ("wink-out", ("list_create_drop", "vector_of_lists_drop"),
+     "dropping the arena instead of destroying the containers: monotonic 22-31 against 24-35"),
+)
+
+
+def point_of(e):
+    return e["compiler"], e["workload"], e["size"], e["threads"], e["param"]
+
+
+def _ok(e):
+    return e["status"] == "ok" and e["median_ns_per_op"]
+
+
+def by_point(summary, workloads):
+    """{point: {strategy: median}} of the ok cells of these workloads."""
+    out = {}
+    for e in summary:
+        if e["workload"] in workloads and _ok(e):
+            out.setdefault(point_of(e), {})[e["strategy"]] = e["median_ns_per_op"]
+    return out
+
+
+def winner(medians):
+    """(strategy, median) of the fastest strategy a user could pick, or None."""
+    cands = [(m, s) for s, m in medians.items() if s not in NOT_CANDIDATES and not s.endswith(VIRTUAL)]
+    if not cands:
+        return None
+    m, s = min(cands)
+    return s, m
+
+
+def ratio(medians, a, b=REFERENCE):
+    return medians[a] / medians[b] if a in medians and b in medians and medians[b] else None
+
+
+def findings(summary):
+    """One line per (dimension, point): dimension, point, winner, its median,
+    winner/system, monotonic/system. Wink-out lines compare each strategy's
+    drop with its own destroying twin (list_create_drop / list_create)."""
+    lines = []
+    for dim, workloads, _ in DIMENSIONS:
+        points = by_point(summary, workloads)
+        for p in sorted(points, key=lambda p: (p[0], workloads.index(p[1]), p[2], p[3], p[4])):
+            w = winner(points[p])
+            if not w:
+                continue
+            lines.append({"dimension": dim, "point": p, "winner": w[0], "median": w[1],
+                          "winner_vs_system": ratio(points[p], w[0]),
+                          "monotonic_vs_system": ratio(points[p], "monotonic")})
+    return lines
+
+
+def drop_against_destroy(summary):
+    """{(compiler, drop workload, size): {strategy: drop median / destroy median}}."""
+    med = {(e["compiler"], e["strategy"], e["workload"], e["size"]): e["median_ns_per_op"]
+           for e in summary if _ok(e)}
+    out = {}
+    for (cc, s, w, size), m in med.items():
+        if w.endswith("_drop") and s not in NOT_CANDIDATES:
+            twin = med.get((cc, s, w[:-len("_drop")], size))
+            if twin:
+                out.setdefault((cc, w, size), {})[s] = m / twin
+    return out
+
+
+def virtual_against_inline(summary):
+    """{(compiler, workload, size, threads, param): {strategy: @virtual median / its own}}."""
+    med = {(e["strategy"],) + point_of(e): e["median_ns_per_op"] for e in summary if _ok(e)}
+    out = {}
+    for (s, *p), m in med.items():
+        if s.endswith(VIRTUAL) and s[:-len(VIRTUAL)] not in NOT_CANDIDATES:
+            plain = med.get((s[:-len(VIRTUAL)],) + tuple(p))
+            if plain:
+                out.setdefault(tuple(p), {})[s[:-len(VIRTUAL)]] = m / plain
+    return out
+
+
+def point_text(p, fmt=str):
+    _, w, size, threads, param = p
+    text = f"{w} {fmt(size)}"
+    if threads != 1:
+        text += f" T={threads}"
+    if param:
+        text += f" p={fmt(param)}"
+    return text
