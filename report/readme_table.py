@@ -1,23 +1,29 @@
 #!/usr/bin/env python3
-"""readme_table.py: the README's table of results, made from a committed run
-folder (docs/reference-run/: its summary.csv and meta.json), so that every
-figure in the README can be traced to a run and made again. It prints the
-table, or with --write puts it into the README between its two marker lines.
-It computes nothing: the medians are summary.csv's.
+"""readme_table.py: the README's tables of results, made from committed run
+folders (docs/reference-run/, a default run, and docs/reference-dimensions/,
+a run of the dimensions suite: their summary.csv and meta.json), so that
+every figure in the README can be traced to a run and made again. It prints
+the tables, or with --write puts each into the README between its two marker
+lines. It computes nothing but ratios of summary.csv's medians.
 
-  python3 report/readme_table.py [RUN] [--write README.md]   (RUN: docs/reference-run)"""
+  python3 report/readme_table.py [RUN [DIMENSIONS_RUN]] [--write README.md]"""
 import os
 import sys
 
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+from report import dimensions  # noqa: E402
 from runner import rundir  # noqa: E402
 from runner.catalog import ROOT  # noqa: E402
 from runner.errors import RunError  # noqa: E402
 from runner.outputs import write_atomic  # noqa: E402
 
 REFERENCE_RUN = os.path.join("docs", "reference-run")
+DIMENSIONS_RUN = os.path.join("docs", "reference-dimensions")
+DIMENSIONS_BEGIN = ("<!-- dimensions table: made by report/readme_table.py from docs/reference-dimensions; "
+                    "do not edit -->")
+DIMENSIONS_END = "<!-- end of the dimensions table -->"
 BEGIN = "<!-- results table: made by report/readme_table.py from docs/reference-run; do not edit -->"
 END = "<!-- end of the results table -->"
 # the node-container workloads of the 2009 Boost monotonic comparison, and two list workloads
@@ -80,11 +86,9 @@ def table(folder):
                          " | ".join(_cell_text(at.get(s)) for s, _ in COLUMNS) + " |")
     if not lines:
         raise RunError(f"{folder} has none of the workloads {', '.join(WORKLOADS)}")
-    where = os.path.relpath(os.path.abspath(folder), ROOT)
+    where, source = _run_line(folder, run)
     size_text = " and ".join(str(s) for s in sorted(sizes))
-    head = (f"From the run `{where}/` ({meta.get('date', 'date not recorded')}; {meta.get('cpu_model', '?')}, "
-            f"{meta.get('cpu_count', '?')} CPUs; {_compilers_text(run)}; runner command: "
-            f"`{meta.get('command_line', '?')}`, seed {meta.get('seed', '?')}). Median ns per operation "
+    head = (source + " Median ns per operation "
             f"at size {size_text}, one thread; the fastest of the others leaves out the malloc "
             f"libraries and `ideal`. Every workload, size and ratio of that run: "
             f"[{where}/tables.md]({where}/tables.md).")
@@ -93,19 +97,64 @@ def table(folder):
     return "\n".join([BEGIN, head, "", header, rule] + lines + [END]) + "\n"
 
 
-def current_block(text):
-    """The block in text, from BEGIN to the end of END's line, or None."""
-    start, end = text.find(BEGIN), text.find(END)
+def _ratio(v):
+    return f"{v:.2f}" if v is not None else "-"
+
+
+def _run_line(folder, run):
+    meta = run.meta
+    where = os.path.relpath(os.path.abspath(folder), ROOT)
+    return where, (f"From the run `{where}/` ({meta.get('date', 'date not recorded')}; "
+                   f"{meta.get('cpu_model', '?')}, {meta.get('cpu_count', '?')} CPUs; {_compilers_text(run)}; "
+                   f"runner command: `{meta.get('command_line', '?')}`, seed {meta.get('seed', '?')}).")
+
+
+def dimension_table(folder):
+    """The README's block of the dimensions: for each dimension's workload,
+    at its largest size, threads and param, the fastest strategy a program
+    could use and how it and monotonic compare with system (below 1:
+    faster); then the cost of run-time binding."""
+    run = rundir.load_strict(folder, need=("summary.csv", "meta.json"))
+    lines = []
+    for dim, _, study in dimensions.DIMENSIONS:
+        mine = [f for f in dimensions.findings(run.summary) if f["dimension"] == dim]
+        last = {}
+        for f in mine:  # sorted by compiler, workload, size, threads, param: keep each one's last
+            last[f["point"][:2]] = f
+        for f in last.values():
+            lines.append(f"| {dim} | {f['point'][0]} | `{dimensions.point_text(f['point'])}` | {f['winner']} | "
+                         f"{_ratio(f['winner_vs_system'])} | {_ratio(f['monotonic_vs_system'])} | {study} |")
+    virtual = dimensions.virtual_against_inline(run.summary)
+    ratios = sorted(r for v in virtual.values() for r in v.values())
+    if ratios:
+        lines.append(f"| run-time binding | all | every `@virtual` row over its own row, every cell | - | "
+                     f"{_ratio(ratios[0])} to {_ratio(ratios[-1])}, median {_ratio(ratios[len(ratios) // 2])} | - | "
+                     f"a virtual interface up to 2-4.8x with one compiler, under 1.9x with another |")
+    if not lines:
+        raise RunError(f"{folder} has none of the workloads of the dimensions")
+    _, source = _run_line(folder, run)
+    head = (source + " Median time per operation of the fastest strategy a program could use (not "
+            "`ideal` nor a `@virtual` row), and of `monotonic`, over `system`'s (the malloc of global "
+            "new/delete; below 1: faster); the study's figures are relative to new/delete at 100.")
+    header = ("| dimension | compiler | cell | fastest | fastest / system | monotonic / system | "
+              "the study (N4468, P0089) |")
+    rule = "| --- | --- | --- | --- | ---: | ---: | --- |"
+    return "\n".join([DIMENSIONS_BEGIN, head, "", header, rule] + lines + [DIMENSIONS_END]) + "\n"
+
+
+def current_block(text, begin=BEGIN, end_line=END):
+    """The block in text, from begin to the end of end_line's line, or None."""
+    start, end = text.find(begin), text.find(end_line)
     if start < 0 or end < start:
         return None
     return text[start:text.index("\n", end) + 1 if "\n" in text[end:] else len(text)]
 
 
-def replace_block(text, block):
+def replace_block(text, block, begin=BEGIN, end_line=END):
     """text with its block replaced by block; ValueError when it has none."""
-    old = current_block(text)
+    old = current_block(text, begin, end_line)
     if old is None:
-        raise ValueError(f"no lines '{BEGIN}' ... '{END}'")
+        raise ValueError(f"no lines '{begin}' ... '{end_line}'")
     return text.replace(old, block, 1)
 
 
@@ -119,27 +168,31 @@ def main(argv=None):
             return 2
         write = argv[i + 1]
         argv = argv[:i] + argv[i + 2:]
-    if len(argv) > 1 or any(a.startswith("-") for a in argv):
+    if len(argv) > 2 or any(a.startswith("-") for a in argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     folder = argv[0] if argv else os.path.join(ROOT, REFERENCE_RUN)
+    dims = argv[1] if len(argv) > 1 else os.path.join(ROOT, DIMENSIONS_RUN)
     try:
-        block = table(folder)
+        blocks = [(table(folder), BEGIN, END)]
+        if len(argv) > 1 or os.path.isdir(dims):
+            blocks.append((dimension_table(dims), DIMENSIONS_BEGIN, DIMENSIONS_END))
     except RunError as e:
         print(f"readme_table: {e}", file=sys.stderr)
         return 2
     if not write:
-        print(block, end="")
+        print("\n".join(b for b, _, _ in blocks), end="")
         return 0
     with open(write, encoding="utf-8") as f:
         text = f.read()
     try:
-        new = replace_block(text, block)
+        for block, begin, end_line in blocks:
+            text = replace_block(text, block, begin, end_line)
     except ValueError as e:
         print(f"readme_table: {write}: {e}", file=sys.stderr)
         return 2
-    write_atomic(write, new)
-    print(f"readme_table: wrote the table into {write}")
+    write_atomic(write, text)
+    print(f"readme_table: wrote the tables into {write}")
     return 0
 
 

@@ -40,6 +40,12 @@ class Findings(unittest.TestCase):
         self.assertAlmostEqual(f["winner_vs_system"], 0.25)
         self.assertAlmostEqual(f["monotonic_vs_system"], 0.25)
 
+    def test_a_drop_is_set_against_system_destroying(self):
+        drop = [f for f in dimensions.findings(SUMMARY) if f["dimension"] == "wink-out"]
+        self.assertEqual(len(drop), 1)
+        self.assertEqual(drop[0]["winner"], "monotonic")
+        self.assertAlmostEqual(drop[0]["winner_vs_system"], 1.0 / 12.0)
+
     def test_drop_against_its_own_destroying_twin(self):
         drops = dimensions.drop_against_destroy(SUMMARY)
         self.assertEqual(drops, {("gcc", "list_create_drop", 1810): {"monotonic": 0.25}})
