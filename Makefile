@@ -66,14 +66,20 @@ $(FLAGS_STAMP):
 # ---- the rows, read from allocators/strategies.txt ----
 # one word a row: row|source|cflags|libs ("-" for none, "~" for a space)
 STRATEGY_LINES := $(shell awk '!/^\#/ && NF >= 4 {print $$1 "|" $$2 "|" $$3 "|" $$4}' allocators/strategies.txt)
-row_field = $(word $(2),$(subst |, ,$(filter $(1)|%,$(STRATEGY_LINES))))
+# <row>@virtual: every row again, its strategy reached through a table of
+# function pointers (-DAM_VIRTUAL=1, allocator.h), as std::pmr containers reach
+# theirs; built with VIRTUAL=1 or when named in ALLOCATORS
+VIRTUAL_SUFFIX := @virtual
+base_row = $(patsubst %$(VIRTUAL_SUFFIX),%,$(1))
+row_field = $(word $(2),$(subst |, ,$(filter $(call base_row,$(1))|%,$(STRATEGY_LINES))))
 dash_empty = $(if $(filter -,$(1)),,$(subst ~, ,$(1)))
 ALL_ROWS := $(foreach l,$(STRATEGY_LINES),$(firstword $(subst |, ,$(l))))
 PLAIN_ROWS := $(strip $(foreach r,$(ALL_ROWS),$(if $(call dash_empty,$(call row_field,$(r),4)),,$(r))))
 row_source = $(call row_field,$(1),2)
 row_libs = $(call dash_empty,$(call row_field,$(1),4))
 row_cflags = -DAM_STRATEGY=$(call row_source,$(1)) -DAM_STRATEGY_H='"$(call row_source,$(1)).h"' \
-	-DAM_STRATEGY_C='"$(call row_source,$(1)).c"' -DAM_ROW_NAME='"$(1)"' $(call dash_empty,$(call row_field,$(1),3))
+	-DAM_STRATEGY_C='"$(call row_source,$(1)).c"' -DAM_ROW_NAME='"$(1)"' $(call dash_empty,$(call row_field,$(1),3)) \
+	$(if $(filter %$(VIRTUAL_SUFFIX),$(1)),-DAM_VIRTUAL=1)
 # tests/strategy/test_<source>.c (test_monotonic.c ...) holds tests of one
 # strategy source only: it is built for that source's rows, the rest for all
 STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))
@@ -107,7 +113,10 @@ endif
 else
 ROWS := $(filter $(LINKED_ROWS),$(ALL_ROWS))
 ifneq ($(ALLOCATORS),)
-ROWS := $(filter $(subst $(comma), ,$(ALLOCATORS)),$(ROWS))
+ROWS := $(filter $(subst $(comma), ,$(ALLOCATORS)),$(ROWS) $(addsuffix $(VIRTUAL_SUFFIX),$(ROWS)))
+endif
+ifeq ($(VIRTUAL),1)
+ROWS += $(filter-out $(ROWS),$(addsuffix $(VIRTUAL_SUFFIX),$(filter-out %$(VIRTUAL_SUFFIX),$(ROWS))))
 endif
 all: cells tests-build
 cells: $(foreach r,$(ROWS),$(BUILD)/bin/am-cell-$(r)$(EXE) $(BUILD)/bin/am-cell-$(r)-stats$(EXE))
@@ -209,7 +218,7 @@ endif
 BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
 	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SIZES),--sizes $(SIZES)) \
 	$(if $(SAMPLES),--samples $(SAMPLES)) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(BASELINE),--baseline $(BASELINE)) \
-	$(if $(SEED),--seed $(SEED)) $(if $(CPU),--cpu $(CPU)) $(if $(MEM_LIMIT),--mem-limit $(MEM_LIMIT)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) $(BENCH_FLAGS)
+	$(if $(SEED),--seed $(SEED)) $(if $(CPU),--cpu $(CPU)) $(if $(MEM_LIMIT),--mem-limit $(MEM_LIMIT)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) $(if $(filter 1,$(VIRTUAL)),--virtual) $(BENCH_FLAGS)
 # shell snippets: $$ccs = the checked commands, then each one's cells built in
 # build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
 # QUICK=1 without COMPILERS measures one compiler: CC when given, else gcc
@@ -285,7 +294,9 @@ Variables (make VAR=value ...):
   CC=clang           the compiler (default gcc), built in build/<its name>/
   OPT="-O3"          optimisation flags (default -O2); EXTRA_CFLAGS, EXTRA_LDFLAGS: more
   DEBUG=1            the debug layer (a header and canary per block), in build/<cc>-debug/
-  ALLOCATORS=a,b     only these rows (of allocators/strategies.txt)
+  ALLOCATORS=a,b     only these rows (of allocators/strategies.txt, or their <row>@virtual twins)
+  VIRTUAL=1          also every row's <row>@virtual twin: its strategy through a table of
+                     function pointers (run-time binding, as std::pmr); built and measured
   COMPILERS="gcc clang"  make bench and hyperfine: one build folder each, one matrix
   QUICK=1            make bench: the small matrix
   WORKLOADS= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)

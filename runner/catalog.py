@@ -14,8 +14,16 @@ STRATEGIES_TXT = os.path.join(ROOT, "allocators", "strategies.txt")
 CELL_PREFIX = "am-cell-"
 
 # One line of strategies.txt: "row source cflags libs description...".
-# cflags and libs: "-" means none, "~" stands for a space.
-Row = collections.namedtuple("Row", "name source cflags libs description")
+# cflags and libs: "-" means none, "~" stands for a space. virtual: a
+# <row>@virtual twin (below).
+Row = collections.namedtuple("Row", "name source cflags libs description virtual", defaults=(False,))
+
+# Every row has a twin <row>@virtual: the same strategy reached through a table
+# of function pointers (the build's -DAM_VIRTUAL=1), as std::pmr containers
+# reach a memory_resource. The Makefile builds them with VIRTUAL=1 (or named in
+# ALLOCATORS); a run measures them only when asked (--virtual, or by name),
+# since they double the matrix.
+VIRTUAL_SUFFIX = "@virtual"
 
 
 def _field(text):
@@ -42,13 +50,26 @@ def read_rows(path=STRATEGIES_TXT):
     return rows
 
 
+def with_virtual(rows):
+    """Each row followed by its <row>@virtual twin."""
+    out = []
+    for r in rows:
+        out.append(r)
+        out.append(r._replace(name=r.name + VIRTUAL_SUFFIX, cflags=(r.cflags + " -DAM_VIRTUAL=1").strip(),
+                              description=f"{r.name} reached through a table of function pointers "
+                                          f"(run-time binding, as std::pmr::memory_resource)", virtual=True))
+    return out
+
+
 def row_names(path=STRATEGIES_TXT):
-    return [r.name for r in read_rows(path)]
+    """Every row a run can measure, in table order: strategies.txt's, each
+    followed by its @virtual twin."""
+    return [r.name for r in with_virtual(read_rows(path))]
 
 
 def rows_or_usage_error(path=STRATEGIES_TXT):
     try:
-        return read_rows(path)
+        return with_virtual(read_rows(path))
     except (OSError, ValueError) as e:
         raise UsageError(f"cannot read the rows: {e}")
 
