@@ -8,19 +8,23 @@ compiler (gcc, clang):
 - in its @virtual build the run function of each workload named below calls
   through a pointer inside a loop: one indirect call per operation;
 - the @virtual cell runs the same inputs as its row and gets the same answer;
-- the contract tests (tests/strategy/test_allocator.c) pass through the table.
+- the contract tests (tests/strategy/test_allocator.c) pass through the table;
+- a run measures the twins only when asked (--virtual, or by name): built
+  ones do not double a default run's matrix.
 
 Builds the executables it reads (make); skipped without binutils."""
+import csv
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_runner import BUILD, ROOT  # noqa: E402
+from test_runner import BUILD, ROOT, RUNNER  # noqa: E402
 from test_measured_code import build_rows, functions, installed, one_thread_workloads  # noqa: E402
 
 ROWS = ("pool", "monotonic")
@@ -126,6 +130,48 @@ class VirtualRows(unittest.TestCase):
             with self.subTest(test=t):
                 self.assertEqual(out.returncode, 0, out.stdout[-2000:] + out.stderr[-2000:])
                 self.assertRegex(out.stdout, r"\b[1-9]\d* passed, 0 failed")
+
+
+class RunnerSelection(unittest.TestCase):
+    """A build folder with system and system@virtual: the twin is measured only when asked."""
+
+    @classmethod
+    def setUpClass(cls):
+        if "mingw" in BUILD:
+            raise unittest.SkipTest("Windows executables: not run here")
+        names = ["system", "system-stats", "system" + SUFFIX, "system" + SUFFIX + "-stats"]
+        subprocess.run(["make", "--no-print-directory", "-j2", "ALLOCATORS=system,system" + SUFFIX] +
+                       [os.path.relpath(os.path.join(BUILD, "bin", "am-cell-" + n), ROOT) for n in names],
+                       cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.root = os.path.join(cls.tmp.name, "build")
+        os.makedirs(os.path.join(cls.root, "cc", "bin"))
+        for n in names:
+            shutil.copy2(os.path.join(BUILD, "bin", "am-cell-" + n), os.path.join(cls.root, "cc", "bin"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def run_on(self, name, *args):
+        out = os.path.join(self.tmp.name, name)
+        p = subprocess.run([sys.executable, RUNNER, "--build-root", self.root, "--compilers", "cc",
+                            "--workloads", "alloc_pair", "--sizes", "8", "--samples", "3", "--min-ms", "1",
+                            "--cpu", "none", "--no-stats-tables", "--out", out] + list(args),
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(os.path.join(out, "summary.csv"), newline="") as f:
+            return p.stdout, sorted({r["strategy"] for r in csv.DictReader(f)})
+
+    def test_default_run_leaves_the_twins_out(self):
+        stdout, measured = self.run_on("default")
+        self.assertEqual(measured, ["system"])
+        self.assertNotIn(SUFFIX, stdout)
+
+    def test_asked_for(self):
+        self.assertEqual(self.run_on("virtual", "--virtual")[1], ["system", "system" + SUFFIX])
+        self.assertEqual(self.run_on("named", "--allocators", "system" + SUFFIX, "--baseline", "system" + SUFFIX)[1],
+                         ["system" + SUFFIX])
 
 
 if __name__ == "__main__":
