@@ -178,12 +178,16 @@ $(BUILD)/unit/%$(EXE): tests/unit/%.c $(BUILD)/common/tests/check.o $(UNIT_OBJS)
 # Scripts that run make themselves are given $(SUBMAKE): make runs a recipe
 # line naming $$(MAKE) even under `make -n`, and a dry run must run nothing.
 SUBMAKE = $(MAKE)
-# The libraries of the system-jemalloc, -tcmalloc and -mimalloc rows: installed
-# where we may (root), else those rows are left out, with a message.
+# The libraries of the system-jemalloc, -tcmalloc, -mimalloc, -tbbmalloc and
+# -scudo rows: installed where we may (root), else those rows are left out, with
+# a message. need_row checks that the row's own libs (strategies.txt) link.
 need_malloc = CC="$(CC)" tools/need.sh --for "the $(1) row" $(2) $(3)
+need_row = CC="$(CC)" tools/need.sh --for "the $(1) row" --libs "$(call row_libs,$(1))" $(2)
 NEED_MALLOCS = $(call need_malloc,system-jemalloc,jemalloc,libjemalloc-dev); \
 	$(call need_malloc,system-tcmalloc,tcmalloc_minimal,libgoogle-perftools-dev); \
-	$(call need_malloc,system-mimalloc,mimalloc,libmimalloc-dev)
+	$(call need_malloc,system-mimalloc,mimalloc,libmimalloc-dev); \
+	$(call need_row,system-tbbmalloc,libtbb-dev); \
+	$(call need_row,system-scudo,libclang-rt-14-dev)
 
 # make test: C tests of every row, unit tests, then the Python tests;
 # tests/run_all.py prints the closing "N passed, N failed, N skipped". It also

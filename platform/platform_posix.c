@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <sched.h>
@@ -345,10 +346,14 @@ int am_malloc_library(char *buf, size_t n) {
     }
     const char *base = strrchr(info.dli_fname, '/');
     base = base ? base + 1 : info.dli_fname;
-    char version[160];
+    char version[PATH_MAX + 8];
     void *lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
     library_version(lib, info.dli_fbase, version, sizeof version);
     if (lib) dlclose(lib);
+    /* a library without a version call (oneTBB's proxy, Scudo): the file
+     * itself, whose path or name carries the version (.so.2.8, clang/14.0.6) */
+    char real[PATH_MAX];
+    if (!version[0] && realpath(info.dli_fname, real)) snprintf(version, sizeof version, "at %s", real);
     snprintf(buf, n, "%s%s%s", base, version[0] ? " " : "", version);
     return 0;
 }
