@@ -35,16 +35,20 @@ def system_rows():
 
 def library_matches(libs, malloc):
     """The rule the runner applies: a row linking -l<name> is served by the file
-    lib<name>.*; a row linking nothing by the C library (libc.* on Linux)."""
+    lib<name>.*, a row linking a file by its path (EXTERNAL) by a file of the
+    same name before .so (libfoo.so.2 for /x/libfoo.so); a row linking
+    nothing by the C library (libc.* on Linux)."""
     library = malloc.split()[0] if malloc else ""
     names = [w[2:] for w in libs.split() if w.startswith("-l")]
+    names += [os.path.basename(w).split(".so")[0][3:] for w in libs.split()
+              if os.path.isabs(w) and os.path.basename(w).startswith("lib") and ".so" in w]
     if names:
         return any(library.startswith("lib" + n + ".") for n in names)
     return library.startswith("libc.") or not sys.platform.startswith("linux")
 
 
-def cell_malloc(path):
-    out = subprocess.run([path, "--workload", "alloc_pair", "--size", "8", "--reps", "1", "--samples", "1"],
+def cell_malloc(path, *extra):
+    out = subprocess.run([path, "--workload", "alloc_pair", "--size", "8", "--reps", "1", "--samples", "1", *extra],
                          capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
         raise AssertionError(f"{path} exited {out.returncode}: {out.stderr}")
@@ -80,6 +84,13 @@ class MallocLibrary(unittest.TestCase):
                 self.assertIn(row, listed)
                 if row in linked:
                     self.assertIn(row, [r for r, _, _, _ in self.built], f"{row} links but was not built")
+
+    def test_each_row_runs_under_the_memory_limit(self):
+        """the runner caps each cell's address space; Scudo reserves about 180
+        GiB of it before main, which no cap may make every later mapping fail for"""
+        for row, _, libs, path in self.built:
+            with self.subTest(row=row):
+                self.assertTrue(library_matches(libs, cell_malloc(path, "--mem-limit", str(4 << 30))))
 
     def test_row_linked_without_its_library_fails(self):
         """system-jemalloc's own objects linked without -ljemalloc: the check
