@@ -66,6 +66,31 @@ $(FLAGS_STAMP):
 # ---- the rows, read from allocators/strategies.txt ----
 # one word a row: row|source|cflags|libs ("-" for none, "~" for a space)
 STRATEGY_LINES := $(shell awk '!/^\#/ && NF >= 4 {print $$1 "|" $$2 "|" $$3 "|" $$4}' allocators/strategies.txt)
+
+# EXTERNAL=name:/path/to/libfoo.so (several: comma-separated): a row
+# system-<name> for any malloc library, the system source linked against that
+# file, with an rpath to its folder so that the cell finds it at run time.
+# Bad input stops make before anything runs (exit status 2).
+ext_comma := ,
+EXTERNAL_ITEMS := $(subst $(ext_comma), ,$(EXTERNAL))
+ext_name = $(firstword $(subst :, ,$(1)))
+ext_path = $(abspath $(patsubst $(call ext_name,$(1)):%,%,$(1)))
+NAME_CHARS := a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T U V W X Y Z \
+	0 1 2 3 4 5 6 7 8 9 _ -
+# what is left of a name without the characters a row name may have: empty when well formed
+name_rest = $(strip $(eval am_rest := $(1))$(foreach c,$(NAME_CHARS),$(eval am_rest := $(subst $(c),,$(am_rest))))$(am_rest))
+ext_error = $(error allocmark: EXTERNAL=$(EXTERNAL): $(1) (want EXTERNAL=name:/path/to/libfoo.so, \
+	several separated by commas; a name of letters, digits, _ and -))
+ext_check = $(if $(filter-out 2,$(words $(subst :, ,$(1)))),$(call ext_error,'$(1)' is not name:path), \
+	$(if $(call name_rest,$(call ext_name,$(1))),$(call ext_error,the name '$(call ext_name,$(1))' has characters other than letters$(ext_comma) digits$(ext_comma) _ and -)) \
+	$(if $(wildcard $(call ext_path,$(1))),,$(call ext_error,no file $(call ext_path,$(1)))) \
+	$(if $(wildcard $(call ext_path,$(1))/.),$(call ext_error,$(call ext_path,$(1)) is a folder)) \
+	$(if $(filter system-$(call ext_name,$(1))|%,$(STRATEGY_LINES)),$(call ext_error,row system-$(call ext_name,$(1)) exists already)))
+$(foreach e,$(EXTERNAL_ITEMS),$(call ext_check,$(e)))
+EXTERNAL_ROWS := $(foreach e,$(EXTERNAL_ITEMS),system-$(call ext_name,$(e)))
+$(if $(filter-out $(words $(EXTERNAL_ROWS)),$(words $(sort $(EXTERNAL_ROWS)))),$(call ext_error,a name given twice))
+STRATEGY_LINES += $(foreach e,$(EXTERNAL_ITEMS),system-$(call ext_name,$(e))|system|-|$(call \
+	ext_path,$(e))~-Wl$(ext_comma)-rpath$(ext_comma)$(dir $(call ext_path,$(e))))
 # <row>@virtual: every row again, its strategy reached through a table of
 # function pointers (-DAM_VIRTUAL=1, allocator.h), as std::pmr containers reach
 # theirs; built with VIRTUAL=1 or when named in ALLOCATORS
@@ -219,7 +244,7 @@ BENCH_BASE := $(or $(BASELINE),monotonic$(comma)system)
 ifeq ($(origin COMPILERS),undefined)
 COMPILERS := $(if $(CC_GIVEN),$(CC))
 endif
-BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
+BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)$(foreach r,$(EXTERNAL_ROWS),$(comma)$(r))) \
 	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SIZES),--sizes $(SIZES)) \
 	$(if $(SAMPLES),--samples $(SAMPLES)) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(BASELINE),--baseline $(BASELINE)) \
 	$(if $(SEED),--seed $(SEED)) $(if $(CPU),--cpu $(CPU)) $(if $(MEM_LIMIT),--mem-limit $(MEM_LIMIT)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) $(if $(filter 1,$(VIRTUAL)),--virtual) $(BENCH_FLAGS)
@@ -231,11 +256,16 @@ CHECK_COMPILERS = ccs=$$($(PYTHON) runner/compilers.py $(or $(COMPILERS),$(QUICK
 BUILD_EACH = names=; for cc in $$ccs; do \
 	  $(SUBMAKE) --no-print-directory -j$$(nproc 2>/dev/null || echo 2) cells compiler-info CC=$$cc $(1) || exit 1; \
 	  names="$$names$${names:+,}$${cc\#\#*/}$(VARIANT)"; done
+# an EXTERNAL row its library did not let link (the probe said why) is bad input
+CHECK_EXTERNAL = for n in $$(echo $$names | tr , ' '); do for r in $(EXTERNAL_ROWS); do \
+	  [ -e build/$$n/bin/am-cell-$$r$(EXE) ] || { echo "allocmark: EXTERNAL: row $$r is not built in build/$$n:" \
+	  "its library does not link as a malloc library (see above)" >&2; exit 2; }; done; done
 bench:
 	@$(CHECK_COMPILERS); \
 	$(NEED_MALLOCS); \
-	$(call BUILD_EACH,$(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE))); \
-	$(PYTHON) runner/allocmark.py --compilers $$names $(BENCH_ARGS) && \
+	$(call BUILD_EACH,$(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE)$(foreach r,$(EXTERNAL_ROWS),$(comma)$(r)))); \
+	$(CHECK_EXTERNAL); \
+	AM_EXTERNAL='$(EXTERNAL)' $(PYTHON) runner/allocmark.py --compilers $$names $(BENCH_ARGS) && \
 	{ $(PYTHON) report/report.py $(or $(OUT),results/latest) || [ $$? -eq 1 ]; }
 
 # what meta.json says about this compiler: its command and every flag
@@ -299,6 +329,8 @@ Variables (make VAR=value ...):
   OPT="-O3"          optimisation flags (default -O2); EXTRA_CFLAGS, EXTRA_LDFLAGS: more
   DEBUG=1            the debug layer (a header and canary per block), in build/<cc>-debug/
   ALLOCATORS=a,b     only these rows (of allocators/strategies.txt, or their <row>@virtual twins)
+  EXTERNAL=name:/path/to/libfoo.so   a row system-<name>: the system row linked against that
+                     malloc library (comma-separated for several)
   VIRTUAL=1          also every row's <row>@virtual twin: its strategy through a table of
                      function pointers (run-time binding, as std::pmr); built and measured
   COMPILERS="gcc clang"  make bench and hyperfine: one build folder each, one matrix

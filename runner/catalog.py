@@ -25,6 +25,11 @@ Row = collections.namedtuple("Row", "name source cflags libs description virtual
 # since they double the matrix.
 VIRTUAL_SUFFIX = "@virtual"
 
+# make bench EXTERNAL=name:/path/to/libfoo.so[,...] passes its value in this
+# variable: a row system-<name> each, the system source linked by path against
+# that library (the Makefile checks the value first; here bad text is bad input too).
+EXTERNAL_ENV = "AM_EXTERNAL"
+
 
 def _field(text):
     return "" if text == "-" else text.replace("~", " ")
@@ -50,6 +55,24 @@ def read_rows(path=STRATEGIES_TXT):
     return rows
 
 
+def external_rows(text):
+    """The rows of an EXTERNAL value; ValueError naming what is wrong."""
+    rows = []
+    for item in (i for i in text.split(",") if i.strip()):
+        name, sep, path = item.strip().partition(":")
+        if not sep or not name or not path or ":" in path:
+            raise ValueError(f"{EXTERNAL_ENV}={text}: '{item}' is not name:/path/to/libfoo.so")
+        if not all(c.isascii() and (c.isalnum() or c in "_-") for c in name):
+            raise ValueError(f"{EXTERNAL_ENV}={text}: the name '{name}' has characters other than "
+                             f"letters, digits, _ and -")
+        path = os.path.abspath(path)
+        if not os.path.isfile(path):
+            raise ValueError(f"{EXTERNAL_ENV}={text}: no file {path}")
+        rows.append(Row("system-" + name, "system", "", f"{path} -Wl,-rpath,{os.path.dirname(path)}/",
+                        f"the same code linked against {path} (EXTERNAL)"))
+    return rows
+
+
 def with_virtual(rows):
     """Each row followed by its <row>@virtual twin."""
     out = []
@@ -68,8 +91,15 @@ def row_names(path=STRATEGIES_TXT):
 
 
 def rows_or_usage_error(path=STRATEGIES_TXT):
+    """What a run can measure: strategies.txt's rows, those of EXTERNAL, and
+    each one's @virtual twin."""
     try:
-        return with_virtual(read_rows(path))
+        rows = read_rows(path)
+        for r in external_rows(os.environ.get(EXTERNAL_ENV, "")):
+            if r.name in {x.name for x in rows}:
+                raise ValueError(f"{EXTERNAL_ENV}: row {r.name} exists already")
+            rows.append(r)
+        return with_virtual(rows)
     except (OSError, ValueError) as e:
         raise UsageError(f"cannot read the rows: {e}")
 
