@@ -16,7 +16,6 @@ Builds the executables it reads (make); skipped without binutils."""
 import csv
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -25,7 +24,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_runner import BUILD, ROOT, RUNNER  # noqa: E402
-from test_measured_code import build_rows, functions, installed, one_thread_workloads  # noqa: E402
+from test_measured_code import build_rows, functions, installed, one_thread_workloads, successors  # noqa: E402
 
 ROWS = ("pool", "monotonic")
 SUFFIX = "@virtual"
@@ -37,21 +36,6 @@ LOOPED = ("list_create", "list_dupe", "alloc_pair", "map_erase")
 def indirect_calls(code):
     """addresses of the calls through a register or memory operand"""
     return [a for a, op, args in code if op.startswith("call") and args.startswith("*")]
-
-
-def successors(code):
-    addrs = [a for a, _, _ in code]
-    inside = set(addrs)
-    succ = {}
-    for i, (a, op, args) in enumerate(code):
-        s = []
-        m = re.match(r"^([0-9a-f]+)\b", args)
-        if op.startswith("j") and m and int(m.group(1), 16) in inside:
-            s.append(int(m.group(1), 16))
-        if not op.startswith(("jmp", "ret", "ud2")) and i + 1 < len(code):
-            s.append(addrs[i + 1])
-        succ[a] = s
-    return succ
 
 
 def in_a_loop(code, addr):
