@@ -10,7 +10,8 @@ compiler (gcc, clang):
 - the @virtual cell runs the same inputs as its row and gets the same answer;
 - the contract tests (tests/strategy/test_allocator.c) pass through the table;
 - a run measures the twins only when asked (--virtual, or by name): built
-  ones do not double a default run's matrix.
+  ones do not double a default run's matrix;
+- CMake builds them with -DAM_VIRTUAL_ROWS=ON, under the same file names.
 
 Builds the executables it reads (make); skipped without binutils."""
 import csv
@@ -156,6 +157,28 @@ class RunnerSelection(unittest.TestCase):
         self.assertEqual(self.run_on("virtual", "--virtual")[1], ["system", "system" + SUFFIX])
         self.assertEqual(self.run_on("named", "--allocators", "system" + SUFFIX, "--baseline", "system" + SUFFIX)[1],
                          ["system" + SUFFIX])
+
+
+@unittest.skipUnless(shutil.which("cmake"), "cmake is not installed")
+class CMakeTwins(unittest.TestCase):
+    def test_configured_with_the_twins(self):
+        from test_cmake_sync import cmake_codemodel, cmake_defines
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, ".cmake", "api", "v1", "query"))
+            open(os.path.join(d, ".cmake", "api", "v1", "query", "codemodel-v2"), "w").close()
+            p = subprocess.run(["cmake", "-S", ROOT, "-B", d, "-DAM_VIRTUAL_ROWS=ON",
+                                "-DCMAKE_C_COMPILER=" + (shutil.which("gcc") or "cc")], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
+            targets = cmake_codemodel(d)
+        built = {a["path"] for t in targets.values() if t["type"] == "EXECUTABLE" for a in t["artifacts"]}
+        for row in ROWS:
+            for path in (f"bin/am-cell-{row}{SUFFIX}", f"bin/am-cell-{row}{SUFFIX}-stats",
+                         f"tests/{row}{SUFFIX}/test_allocator"):
+                self.assertIn(path, built)
+            defines = cmake_defines(targets[f"am_row_{row}_virtual"])
+            self.assertIn("AM_VIRTUAL=1", defines)
+            self.assertIn(f'AM_ROW_NAME="{row}{SUFFIX}"', defines)
+            self.assertNotIn("AM_VIRTUAL=1", cmake_defines(targets[f"am_row_{row}"]))
 
 
 if __name__ == "__main__":
