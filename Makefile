@@ -91,9 +91,10 @@ EXTERNAL_ROWS := $(foreach e,$(EXTERNAL_ITEMS),system-$(call ext_name,$(e)))
 $(if $(filter-out $(words $(EXTERNAL_ROWS)),$(words $(sort $(EXTERNAL_ROWS)))),$(call ext_error,a name given twice))
 STRATEGY_LINES += $(foreach e,$(EXTERNAL_ITEMS),system-$(call ext_name,$(e))|system|-|$(call \
 	ext_path,$(e))~-Wl$(ext_comma)-rpath$(ext_comma)$(dir $(call ext_path,$(e))))
-# <row>@virtual: every row again, its strategy reached through a table of
-# function pointers (-DAM_VIRTUAL=1, allocator.h), as std::pmr containers reach
-# theirs; built with VIRTUAL=1 or when named in ALLOCATORS
+# <row>@virtual: every row again (but the A/A control, a second build of a
+# row), its strategy reached through a table of function pointers
+# (-DAM_VIRTUAL=1, allocator.h), as std::pmr containers reach theirs; built
+# with VIRTUAL=1 or when named in ALLOCATORS
 VIRTUAL_SUFFIX := @virtual
 base_row = $(patsubst %$(VIRTUAL_SUFFIX),%,$(1))
 row_field = $(word $(2),$(subst |, ,$(filter $(call base_row,$(1))|%,$(STRATEGY_LINES))))
@@ -138,10 +139,10 @@ endif
 else
 ROWS := $(filter $(LINKED_ROWS),$(ALL_ROWS))
 ifneq ($(ALLOCATORS),)
-ROWS := $(filter $(subst $(comma), ,$(ALLOCATORS)),$(ROWS) $(addsuffix $(VIRTUAL_SUFFIX),$(ROWS)))
+ROWS := $(filter $(subst $(comma), ,$(ALLOCATORS)),$(ROWS) $(addsuffix $(VIRTUAL_SUFFIX),$(filter-out control,$(ROWS))))
 endif
 ifeq ($(VIRTUAL),1)
-ROWS += $(filter-out $(ROWS),$(addsuffix $(VIRTUAL_SUFFIX),$(filter-out %$(VIRTUAL_SUFFIX),$(ROWS))))
+ROWS += $(filter-out $(ROWS),$(addsuffix $(VIRTUAL_SUFFIX),$(filter-out %$(VIRTUAL_SUFFIX) control,$(ROWS))))
 endif
 all: cells tests-build
 cells: $(foreach r,$(ROWS),$(BUILD)/bin/am-cell-$(r)$(EXE) $(BUILD)/bin/am-cell-$(r)-stats$(EXE))
@@ -237,7 +238,7 @@ fuzz-selftest:
 
 # make bench: install the malloc libraries where we may, build each compiler's
 # cells in build/<name>$(VARIANT)/, then run the matrix.
-BENCH_BASE := $(or $(BASELINE),monotonic$(comma)system)
+BENCH_BASE := $(or $(BASELINE),monotonic$(comma)system)$(comma)control
 # COMPILERS: the compiler commands, checked by runner/compilers.py before
 # anything is built (a missing one: exit 2 naming it). CC given on the command
 # line or in the environment means just that compiler.
@@ -245,9 +246,10 @@ ifeq ($(origin COMPILERS),undefined)
 COMPILERS := $(if $(CC_GIVEN),$(CC))
 endif
 BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)$(foreach r,$(EXTERNAL_ROWS),$(comma)$(r))) \
-	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SIZES),--sizes $(SIZES)) \
+	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SUITE),--suite $(SUITE)) $(if $(SIZES),--sizes $(SIZES)) \
 	$(if $(SAMPLES),--samples $(SAMPLES)) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(BASELINE),--baseline $(BASELINE)) \
-	$(if $(SEED),--seed $(SEED)) $(if $(CPU),--cpu $(CPU)) $(if $(MEM_LIMIT),--mem-limit $(MEM_LIMIT)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) $(if $(filter 1,$(VIRTUAL)),--virtual) $(BENCH_FLAGS)
+	$(if $(SEED),--seed $(SEED)) $(if $(CPU),--cpu $(CPU)) $(if $(MEM_LIMIT),--mem-limit $(MEM_LIMIT)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) \
+	$(if $(MARGIN),--margin $(MARGIN)) $(if $(REVISITS),--revisits $(REVISITS)) $(if $(filter 1,$(VIRTUAL)),--virtual) $(BENCH_FLAGS)
 # shell snippets: $$ccs = the checked commands, then each one's cells built in
 # build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
 # QUICK=1 without COMPILERS measures one compiler: CC when given, else gcc
@@ -285,9 +287,9 @@ hyperfine:
 	$(call BUILD_EACH,$(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(or $(HF_STRATEGY),system))); \
 	$(PYTHON) runner/hyperfine.py --compilers $$names $(HF_ARGS)
 
-# make compare RUNS="results/a results/b" [OUT=dir]
+# make compare RUNS="results/a results/b" [BASE=results/x] [MARGIN=0.02] [OUT=dir]
 compare:
-	@$(PYTHON) runner/compare.py $(RUNS) $(if $(OUT),--out $(OUT))
+	@$(PYTHON) runner/compare.py $(if $(BASE),--base $(BASE)) $(RUNS) $(if $(MARGIN),--margin $(MARGIN)) $(if $(OUT),--out $(OUT))
 
 # the system row needs no library: its cell lists what every cell knows
 list: $(BUILD)/bin/am-cell-system$(EXE)
@@ -317,6 +319,7 @@ allocmark: benchmark and compare allocator strategies (README.md, docs/).
   make list          strategies, workloads and sizes
   make report        the HTML report of RUN (default results/latest); make plots: its plots
   make compare RUNS="results/a results/b"   several runs side by side (docs/compilers.md)
+  make compare BASE=results/a RUNS=results/b   exit 1 when a cell moved beyond the noise (docs/bench.md)
   make hyperfine     whole-process timings with hyperfine, into RUN (docs/compilers.md)
   make fuzz          fuzz every row for FUZZ_SECONDS (default 60) each, clang + libFuzzer
   make fuzz-selftest the fuzzer must find deliberate bugs (AM_FUZZ_INJECT) in two rows
@@ -335,7 +338,8 @@ Variables (make VAR=value ...):
                      function pointers (run-time binding, as std::pmr); built and measured
   COMPILERS="gcc clang"  make bench and hyperfine: one build folder each, one matrix
   QUICK=1            make bench: the small matrix
-  WORKLOADS= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)
+  WORKLOADS= SUITE= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)
+  MARGIN=0.02 REVISITS=   make bench and compare: the practical margin of a mark; revisits (docs/bench.md)
 endef
 help:
 	@:$(info $(HELP))

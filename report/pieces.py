@@ -8,6 +8,7 @@ import os
 import re
 
 from report import results
+from runner import schema
 
 esc = html.escape
 
@@ -94,11 +95,12 @@ class Pieces:
         elif sig:
             cls, mark, note = "slower", "▲ ", "slower"
         else:
-            cls, mark, note = "same", "≈ ", "not significant"
+            cls, mark, note = "same", "≈ ", "no difference shown"
         interval = f"<small>{fmt_ratio(lo)}–{fmt_ratio(hi)}</small>" if lo is not None and hi is not None else ""
-        tip = f"{row['strategy']} / {against}: {note}"
+        unstable = against == run.baseline and (run.ratio_of.get(schema.key_of(row)) or {}).get("unstable")
+        tip = f"{row['strategy']} / {against}: {note}" + ("; unstable: its interval is too wide" if unstable else "")
         return (f'<td class="ratio {cls}" title="{esc(tip, quote=True)}"{attrs}>{mark}'
-                f'<span class="r">{fmt_ratio(ratio)}×</span>{interval}</td>')
+                f'<span class="r">{fmt_ratio(ratio)}×{"?" if unstable else ""}</span>{interval}</td>')
 
     def time_cell(self, row, attrs=""):
         if row is None:
@@ -111,7 +113,12 @@ class Pieces:
             tip += f"; cv {row['cv'] * 100:.1f}%"
         if row.get("samples") is not None:
             tip += f"; {fmt_int(row['samples'])} samples"
-        return f'<td class="num t" title="{esc(tip, quote=True)}"{attrs}>{fmt(row["median_ns_per_op"])}</td>'
+        if row.get("visits") is not None:
+            tip += f" in {fmt_int(row['visits'])} visits"
+        if row.get("unstable"):
+            tip += "; unstable: its visits disagree"
+        return (f'<td class="num t" title="{esc(tip, quote=True)}"{attrs}>{fmt(row["median_ns_per_op"])}'
+                f'{"?" if row.get("unstable") else ""}</td>')
 
     def group_table(self, g):
         run = self.run
@@ -145,9 +152,13 @@ class Pieces:
                 f'<tbody>{"".join(rows)}</tbody></table></div>')
 
     def legend(self):
+        margin = f"{100 * (self.run.meta.get('statistics') or {}).get('margin', 0.02):g}%"
         return ('<div class="legend"><span><span class="key faster">▼ 0.50×</span>faster than the baseline '
-                '(interval below 1)</span><span><span class="key slower">▲ 2.00×</span>slower (interval above '
-                '1)</span><span><span class="key same">≈ 1.01×</span>not significant (interval holds 1)</span>'
+                f'(interval below 1, and more than {margin} off)</span><span><span class="key slower">▲ 2.00×'
+                f'</span>slower (interval above 1, and more than {margin} off)</span><span><span class="key same">'
+                f'≈ 1.01×</span>no difference shown (interval holds 1, or within {margin} of 1)</span>'
+                '<span>? unstable: the interval is wider than '
+                f'{100 * (self.run.meta.get("statistics") or {}).get("unstable_width", 0.10):g}%</span>'
                 '<span><i>italic</i>: baseline, or no interval available</span></div>')
 
 

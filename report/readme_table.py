@@ -25,7 +25,7 @@ WORKLOADS = ("thrash_pool_map_list_unaligned", "thrash_pool_sort_list_int", "lis
 # columns after the fastest of the others: (strategy, header)
 COLUMNS = (("system", "glibc"), ("system-jemalloc", "jemalloc"), ("system-tcmalloc", "tcmalloc"),
            ("system-mimalloc", "mimalloc"), ("monotonic", "`monotonic`"),
-           ("pool", "`pool` (Boost `pool_allocator`)"), ("ideal", "`ideal` (bump, no free)"))
+           ("pool", "`pool` (Boost `pool_allocator`)"), ("ideal", "`ideal` (bump, LIFO reuse)"))
 # not candidates for "fastest of the others": the malloc libraries and ideal
 NOT_OTHERS = ("system", "ideal")
 

@@ -129,12 +129,16 @@ class ResultSections:
         run = self.run
         cols = [("bytes_requested", "bytes requested"), ("bytes_peak", "peak bytes in use"),
                 ("reserved_peak", "reserved at peak"), ("overhead_pct", "overhead"),
-                ("allocs", "allocations"), ("frees", "frees"), ("peak_rss_bytes", "peak RSS")]
+                ("allocs", "allocations"), ("frees", "frees"), ("peak_rss_bytes", "peak RSS"),
+                ("minor_faults_per_op", "minor faults / op"), ("major_faults_per_op", "major faults / op")]
         body = ['<p>Counted by the <code>-stats</code> build of each strategy (one repetition, '
                 '<code>AM_STATS=1</code>), in the manner of BDE\'s counting allocator: bytes requested in '
                 'total, the peak of bytes in use, what the strategy had reserved from the system at its '
                 'peak, the overhead that implies, and the number of allocations and frees. Peak RSS is the '
-                'measuring process\'s. Largest size of each workload.</p>']
+                'measuring process\'s; the page faults per operation are the measured samples\' (a '
+                '<code>getrusage</code> delta around each): a strategy that gives memory back and takes it '
+                'again (glibc\'s trimming, a chunk freed and mapped anew) pays faults the others do not. '
+                'Largest size of each workload.</p>']
         any_rows = False
         shown = [g for g in groups if g.compiler == (run.compilers[0] if run.compilers else g.compiler)]
         if len(run.compilers) > 1:
@@ -156,6 +160,8 @@ class ResultSections:
                         text = fmt(v, " %")
                     elif c == "peak_rss_bytes":
                         text = fmt(v / 1048576.0, " MiB")
+                    elif c.endswith("_faults_per_op"):
+                        text = f"{v:.3g}"
                     else:
                         text = fmt_int(v)
                     cells.append(f'<td class="num">{text}</td>')

@@ -136,7 +136,7 @@ class Run:
 
     def host_line(self):
         m = self.meta
-        parts = [str(m[k]) for k in ("host", "cpu") if m.get(k)]
+        parts = [str(m[k]) for k in ("host", "cpu_model", "cpu") if m.get(k)]
         return " · ".join(parts) if parts else "unknown machine"
 
     def compiler_label(self, name):

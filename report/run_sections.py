@@ -69,6 +69,14 @@ class RunSections:
             return esc(str(x)) if x not in (None, "") else f'<span class="muted">{default}</span>'
         timer = m.get("timer_resolution_ns", m.get("timer_resolution"))
         rounds = m.get("rounds") or 1
+        statistics = m.get("statistics") or {}
+        margin = f"{100 * statistics.get('margin', 0.02):g}%"
+        width = f"{100 * statistics.get('unstable_width', 0.10):g}%"
+        v_revisits = esc(str((m.get("revisits") or {}).get("limit", "no")))
+        cells = m.get("cells") or {}
+        unstable = (f"This run: {fmt_int(cells['unstable'])} of {fmt_int(cells.get('ok', 0))} cells unstable."
+                    if cells.get("unstable") is not None else "")
+        control = self.control_text()
         spread = (f" The samples are split between {esc(str(rounds))} rounds: the runner passes over the whole "
                   "matrix that many times, each time in a new order, and each visit is a new process, so a "
                   "slow minute of a shared machine touches one round of a cell, not all of it."
@@ -81,10 +89,19 @@ Each strategy is its own executable; its allocation fast path is inlined into th
 <li><strong>Calibration and warm-up.</strong> The cell repeats the workload until one sample lasts at least
 {v("min_ms")} ms, runs a warm-up, then takes {v("samples")} samples in all; each sample's checksum is compared with
 the workload's reference, so a strategy that corrupts data fails instead of looking fast.</li>
-<li><strong>Median and interval.</strong> A cell's figure is the median time per operation over its samples;
-its 95% confidence interval comes from bootstrap resampling of the samples. A ratio is the strategy's
-median divided by the baseline's (<code>{esc(self.run.baseline)}</code>); it is called faster or slower only
-when its 95% interval lies wholly below or above 1, and "not significant" otherwise.</li>
+<li><strong>Median and interval.</strong> A process is one observation of a cell, however many samples it
+takes: a cell's figure is the median over its visits of each visit's median time per operation, and its 95%
+interval comes from the order statistics of those visit medians (the sign test's, interpolated), so it holds
+the spread between processes, not only the spread inside one. A ratio to the baseline
+(<code>{esc(self.run.baseline)}</code>) pairs the two cells' visits made in the same round, a few seconds
+apart in one block: its estimate is the median of the paired log ratios and its 95% interval their sign test's,
+as for a cell. It is marked faster or slower only when that interval lies wholly below or above 1
+<em>and</em> the ratio is at least {esc(margin)} away from 1; fewer than 6 paired visits mark nothing.</li>
+<li><strong>Unstable cells.</strong> A cell or ratio whose 95% interval is wider than {esc(width)} is unstable
+(<code>?</code>): its block was visited again (up to {v_revisits} more times, within a quarter of the
+run's visits) and it stayed that wide.
+{unstable}</li>
+<li><strong>A/A control.</strong> {control}</li>
 <li><strong>Order.</strong> Cells run in blocks, one block per line of a table (every strategy at one workload
 and size), so that the strategies a ratio compares are measured within seconds of each other. Blocks,
 and the cells inside each block, run in a shuffled order (seed {v("seed")}), new in every round, so drift
@@ -96,17 +113,30 @@ counting build, so counting costs nothing in the timed build.</li>
 </ul>"""
         self.section("method", "Methodology", body)
 
+    def control_text(self):
+        """How often the A/A control row was marked against the row it is a second build of."""
+        c = self.run.meta.get("control") or {}
+        if not c.get("row"):
+            return ("This run had no A/A control row (a second, separately linked build of the baseline run in "
+                    "every block): its false-alarm rate is not known.")
+        mine = [r for r in self.run.data.ratios if r.get("strategy") == c["row"] and r.get("baseline") == c["twin"]]
+        marked = sum(bool(r.get("significant")) for r in mine)
+        return (f"<code>{esc(c['row'])}</code> is <code>{esc(c['twin'])}</code> compiled and linked again as its "
+                f"own executable, run in every block: any ratio of it to <code>{esc(c['twin'])}</code> marked as a "
+                f"difference is a false alarm of the suite. This run: {fmt_int(marked)} of {fmt_int(len(mine))} "
+                f"marked" + (f" ({100.0 * marked / len(mine):.1f}%; the goal is at most 5%)." if mine else "."))
+
     def env_section(self):
         m = self.run.meta
-        used = {"run_id", "date", "host", "cpu", "kernel", "compilers", "git", "git_revision", "seed",
-                "command_line", "samples", "rounds", "min_ms", "baseline", "quick", "timer_resolution_ns",
-                "timer_resolution", "hardware_counters", "malloc"}
+        # the runner's keys (cpu_model, git_revision, libraries), and the
+        # shorter ones of folders written before them
+        used = {"run_id", "date", "host", "cpu", "cpu_model", "kernel", "compilers", "git", "git_revision", "seed",
+                "command_line", "baseline", "malloc", "malloc_versions", "libraries"}
         items = [("run", m.get("run_id") or self.run.run_id), ("date", m.get("date")), ("host", m.get("host")),
-                 ("CPU", m.get("cpu")), ("kernel", m.get("kernel")),
-                 ("git revision", m.get("git") or m.get("git_revision")), ("seed", m.get("seed")),
+                 ("CPU", m.get("cpu_model") or m.get("cpu")), ("kernel", m.get("kernel")),
+                 ("git revision", m.get("git_revision") or m.get("git")), ("seed", m.get("seed")),
                  ("baseline", self.run.baseline), ("command line", m.get("command_line"))]
-        malloc = m.get("malloc") or m.get("malloc_versions")
-        used.add("malloc_versions")
+        malloc = m.get("libraries") or m.get("malloc") or m.get("malloc_versions")
         if isinstance(malloc, dict):
             items += [(f"{k} version", v) for k, v in malloc.items()]
         elif malloc:

@@ -1,20 +1,43 @@
 """aggregate.py: from a cell's samples to its figures: what is known of a cell
-(Measurement), its summary (median, interval, spread, the counts of its
--stats run) and the ratios of each strategy to a reference row. Pure
-computation on numbers already measured: the runner calls it during a run,
-regenerate.py on the samples.csv of a finished one."""
-from runner import stats
+(Measurement), its summary (median over its visits, interval, spread, the
+counts of its -stats run, unstable or not) and the ratios of each strategy
+to a reference row, paired by round. Pure computation on numbers already
+measured: the runner calls it during a run, regenerate.py on the samples.csv
+of a finished one. The statistics themselves are stats.py's."""
+import dataclasses
 
-# bootstrap resamples of a cell whose rounds are not all done: its interval is
-# written to the files every few seconds and computed again with the full
-# count (stats.RESAMPLES) once its last round is in, or when the run ends
-RUNNING_RESAMPLES = 200
+from runner import matrix, stats
 
 # Derived tables: each strategy against one reference row, per (threads, param):
 # for contention, shared heaps against independent per-thread pools (as in
 # BlazingMQ's pools); query_heap against system malloc, as OSRM's query heap
 # is measured against the default allocator.
 VERSUS = {"contention": "pool", "query_heap": "system"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """How the figures are judged; meta.json records them ("statistics").
+    margin: a ratio is marked as a difference only when it is at least this
+    far from 1 (and its interval excludes 1). unstable_width: a cell, or a
+    ratio, whose 95% interval is wider than this (high / low - 1) is
+    unstable: its visits (or pairs of visits) disagree too much for it to
+    repeat. A cell's interval holds a shift of the whole machine, a ratio's
+    does not: a block is visited again for its ratios (to_revisit)."""
+    margin: float = 0.02
+    unstable_width: float = 0.10
+
+    def as_meta(self):
+        return {"level": stats.LEVEL, "margin": self.margin, "unstable_width": self.unstable_width,
+                "cell_interval": "order statistics of the visits' medians (sign test, interpolated)",
+                "ratio_interval": "order statistics (sign test, interpolated) of the log ratios of the visits "
+                                  "paired by round; estimate: their median"}
+
+    @classmethod
+    def from_meta(cls, meta):
+        s = (meta or {}).get("statistics") or {}
+        base = cls()
+        return cls(margin=s.get("margin", base.margin), unstable_width=s.get("unstable_width", base.unstable_width))
 
 
 class Measurement:
@@ -29,7 +52,6 @@ class Measurement:
         self.result = None
         self.stats = None
         self.summary = None
-        self.final = False  # every round done: the interval and ratios are the full bootstrap
 
     def fields(self):
         """The cell's key as the CSV writes it."""
@@ -42,47 +64,80 @@ class Measurement:
         ops = self.ops()
         return [ns / ops for ns in self.result["samples_ns"]]
 
+    def visits(self):
+        """{round: the median time per op of that visit's samples}."""
+        rounds = self.result.get("sample_rounds") or [0] * len(self.result["samples_ns"])
+        return visit_medians(self.per_op(), rounds)
 
-def resamples(*measurements):
-    return stats.RESAMPLES if all(m.final for m in measurements) else RUNNING_RESAMPLES
+
+def visit_medians(per_op, rounds):
+    """{round: the median of that round's values}: a process is one
+    observation of the cell, however many samples it took."""
+    by_round = {}
+    for rnd, x in zip(rounds, per_op):
+        by_round.setdefault(rnd, []).append(x)
+    return {rnd: stats.median(xs) for rnd, xs in by_round.items()}
 
 
-def summarize(m, seed):
-    """The summary of an ok cell: {summary.csv column: number or None}."""
+def visits_in(run, key):
+    """{round: median ns per op} of a cell of a run folder read by rundir."""
+    samples = [s for s in run.samples_of.get(key, ()) if s["ns_per_op"] is not None]
+    return visit_medians([s["ns_per_op"] for s in samples], [s["round"] for s in samples])
+
+
+def summarize(m, settings=Settings()):
+    """The summary of an ok cell: {summary.csv column: number or None}. Its
+    median is the median of its visits' medians, every process counting once;
+    the interval is that median's, from the order statistics of the visits."""
     r = m.result
     per_op = m.per_op()
-    lo, hi = stats.median_ci(per_op, stats.seed_for(seed, *m.fields()), resamples(m))
+    iv = stats.median_interval(list(m.visits().values()))
     s = m.stats or {}
     peak, reserved = s.get("bytes_peak"), s.get("reserved_peak")
     overhead = (reserved / peak - 1) * 100 if peak and reserved else None
     return {
-        "samples": len(per_op), "reps": r["reps"], "ops_per_rep": r.get("ops_per_rep", 1),
-        "median_ns_per_op": stats.median(per_op), "min_ns_per_op": min(per_op),
-        "ci_low_ns": lo, "ci_high_ns": hi, "cv": stats.cv(per_op),
+        "samples": len(per_op), "visits": iv.n, "reps": r["reps"], "ops_per_rep": r.get("ops_per_rep", 1),
+        "median_ns_per_op": iv.estimate, "min_ns_per_op": min(per_op),
+        "ci_low_ns": iv.low, "ci_high_ns": iv.high, "cv": stats.cv(per_op),
+        "unstable": stats.relative_width(iv) > settings.unstable_width,
         "peak_rss_bytes": r.get("peak_rss"), "bytes_requested": s.get("bytes_requested"),
         "bytes_peak": peak, "reserved_peak": reserved, "overhead_pct": overhead,
         "allocs": s.get("allocs"), "frees": s.get("frees"),
         "instructions_per_op": r.get("instructions_per_op"), "cycles_per_op": r.get("cycles_per_op"),
+        "minor_faults_per_op": faults_per_op(m, "minor_faults"), "major_faults_per_op": faults_per_op(m, "major_faults"),
+        "inputs": r.get("inputs") or "", "malloc": r.get("malloc") or "",
     }
 
 
-def finalize(measurements, seed):
-    """At the end of a run (also an interrupted one): the full bootstrap for
-    the cells whose later rounds did not happen."""
+def faults_per_op(m, kind):
+    """Page faults of one kind per operation over all the cell's samples (a
+    getrusage delta around each, outside the timed region); None when the
+    cell did not count them (an older cell)."""
+    faults = m.result.get(kind)
+    if not faults or len(faults) != len(m.result["samples_ns"]) or any(f is None for f in faults):
+        return None
+    return sum(faults) / (m.ops() * len(faults))
+
+
+def finalize(measurements, settings=Settings()):
+    """The summary of every ok cell again, from all its visits (at the end of a
+    run, also an interrupted one, or of a regeneration)."""
     for m in measurements:
-        if m.status == "ok" and not m.final:
-            m.final = True
-            m.summary = summarize(m, seed)
+        if m.status == "ok":
+            m.summary = summarize(m, settings)
 
 
 class Ratio:
-    """A strategy's cell over a reference row's cell at the same point."""
-    __slots__ = ("cell", "baseline", "ratio", "ci_low", "ci_high", "significant")
+    """A strategy's cell over a reference row's cell at the same point: the
+    paired estimate and interval, how many rounds paired, whether it is
+    marked as a difference and whether it is unstable (its interval too wide)."""
+    __slots__ = ("cell", "baseline", "ratio", "ci_low", "ci_high", "pairs", "significant", "unstable")
 
-    def __init__(self, cell, baseline, ratio, ci_low, ci_high):
+    def __init__(self, cell, baseline, iv, settings):
         self.cell, self.baseline = cell, baseline
-        self.ratio, self.ci_low, self.ci_high = ratio, ci_low, ci_high
-        self.significant = stats.significant(ci_low, ci_high)
+        self.ratio, self.ci_low, self.ci_high, self.pairs = iv.estimate, iv.low, iv.high, iv.n
+        self.significant = stats.is_difference(iv, settings.margin)
+        self.unstable = stats.relative_width(iv) > settings.unstable_width
 
 
 def point(cell):
@@ -90,28 +145,35 @@ def point(cell):
     return (cell.compiler, cell.workload, cell.size, cell.threads, cell.param)
 
 
-class Ratios:
-    """Each strategy's cell over the baseline's at the same point, each pair
-    computed once per sample count (a later round adds samples)."""
+def is_unstable(m):
+    return bool(m.summary and m.summary.get("unstable"))
 
-    def __init__(self, baseline, seed):
-        self.baseline, self.seed, self.done = baseline, seed, {}
+
+class Ratios:
+    """Each strategy's cell over the baseline's at the same point, from the
+    rounds both visited; each pair computed once per count of visits."""
+
+    def __init__(self, baseline, settings=Settings()):
+        self.baseline, self.settings, self.done = baseline, settings, {}
         self.versus = {}  # workload -> Ratios against its VERSUS row
 
-    def of(self, measurements):
-        """[Ratio] of the ok cells whose baseline cell is ok, in the order given."""
+    def of(self, measurements, only=None):
+        """[Ratio] of the ok cells whose baseline cell is ok, in the order given;
+        only: the strategies to take (default every one but the baseline)."""
         base = {point(m.cell): m for m in measurements if m.cell.strategy == self.baseline and m.status == "ok"}
         out = []
         for m in measurements:
             b = base.get(point(m.cell))
             if m.cell.strategy == self.baseline or m.status != "ok" or b is None:
                 continue
-            k = m.fields()
-            memo = (tuple(k), len(m.result["samples_ns"]), len(b.result["samples_ns"]), resamples(m, b))
+            if only is not None and m.cell.strategy not in only:
+                continue
+            memo = (m.cell.key(), len(m.result["samples_ns"]), len(b.result["samples_ns"]))
             if memo not in self.done:
-                self.done[memo] = stats.ratio_ci(m.per_op(), b.per_op(),
-                                                 stats.seed_for(self.seed, "ratio", *k), memo[-1])
-            out.append(Ratio(m.cell, self.baseline, *self.done[memo]))
+                self.done[memo] = stats.paired_ratio(m.visits(), b.visits())
+            iv = self.done[memo]
+            if iv is not None:
+                out.append(Ratio(m.cell, self.baseline, iv, self.settings))
         return out
 
     def versus_rows(self, measurements):
@@ -120,5 +182,29 @@ class Ratios:
         for workload, ref in VERSUS.items():
             mine = [m for m in measurements if m.cell.workload == workload]
             if mine:
-                out += self.versus.setdefault(workload, Ratios(ref, self.seed)).of(mine)
+                out += self.versus.setdefault(workload, Ratios(ref, self.settings)).of(mine)
         return out
+
+
+def control_count(ratio_entries, control):
+    """(marked, compared) for the A/A control's ratios: how many of the control
+    row's ratios were marked as differences, out of how many."""
+    mine = [r for r in ratio_entries if r["strategy"] == control and r["ratio"] is not None]
+    return sum(bool(r["significant"]) for r in mine), len(mine)
+
+
+def to_revisit(ratios, moved, revisited):
+    """The blocks to visit again, the most needed first: those with an
+    unstable ratio (its pairs of visits disagree; the widest interval
+    first), then those during a visit of which a CPU they ran on changed
+    state (moved: block -> such visits) more often than they were revisited
+    (revisited: block -> count)."""
+    need = {}
+    for r in ratios:
+        if r.unstable:
+            b = matrix.block_of(r.cell)
+            need[b] = max(need.get(b, 0.0), r.ci_high / r.ci_low if r.ci_low > 0 else float("inf"))
+    for b, n in moved.items():
+        if n > revisited.get(b, 0):
+            need.setdefault(b, 0.0)
+    return sorted(need, key=lambda b: (-need[b], str(b)))

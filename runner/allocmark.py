@@ -12,11 +12,15 @@ The work is done by the modules of the runner package, one job each:
   catalog.py     the rows (allocators/strategies.txt), what is built, the workload list
   matrix.py      the cells, blocks and the order of visits
   rounds.py      one visit to a cell; cell_process.py starts the process and reads its line
-  aggregate.py   a cell's summary and the ratios (stats.py: median, bootstrap)
+  aggregate.py   a cell's summary over its visits and the paired ratios (stats.py: the intervals)
+  environment.py what of the machine can blur a timing, for meta.json and one warning
   schema.py      the CSV columns, the key of a cell, number formatting
   outputs.py     the run folder's files, written atomically; tables.py the tables
   meta.py        meta.json; progress.py what is printed during the run
-  run.py         the run itself; regenerate.py the derived files again from samples.csv
+  run.py         the run itself, its rounds and revisits; regenerate.py the derived files again
+                 from samples.csv
+Tools on finished runs: compare.py (and its regression gate, gate.py), crosscc.py, noise.py
+(where a run's spread is, and what visits and samples buy).
 Also `python3 -m runner` with the same options."""
 import os
 import sys
@@ -35,7 +39,8 @@ def main(argv=None):
         if args.list:
             return listing.print_list(args.build_root, args.compilers or [config.default_compiler()])
         if args.regenerate:
-            return regenerate.main([args.regenerate])
+            return regenerate.main([args.regenerate] + (["--margin", repr(args.margin)] if args.margin is not None
+                                                        else []))
         return run.run(config.plan(args))
     except UsageError as e:
         print(f"allocmark: {e}", file=sys.stderr)

@@ -6,12 +6,19 @@ import collections
 import json
 import os
 import subprocess
+import sys
 
 from runner.errors import UsageError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STRATEGIES_TXT = os.path.join(ROOT, "allocators", "strategies.txt")
 CELL_PREFIX = "am-cell-"
+
+# The A/A control: a second, separately linked build of another row (its
+# twin: the row of the same source without extra flags), run in every block.
+# Its ratios to its twin should be 1, and the share of them marked as
+# differences is the suite's own false-alarm rate.
+CONTROL = "control"
 
 # One line of strategies.txt: "row source cflags libs description...".
 # cflags and libs: "-" means none, "~" stands for a space. virtual: a
@@ -74,14 +81,62 @@ def external_rows(text):
 
 
 def with_virtual(rows):
-    """Each row followed by its <row>@virtual twin."""
+    """Each row followed by its <row>@virtual twin (the A/A control has none:
+    it is a second build of a row, not a strategy)."""
     out = []
     for r in rows:
         out.append(r)
+        if r.name == CONTROL:
+            continue
         out.append(r._replace(name=r.name + VIRTUAL_SUFFIX, cflags=(r.cflags + " -DAM_VIRTUAL=1").strip(),
                               description=f"{r.name} reached through a table of function pointers "
                                           f"(run-time binding, as std::pmr::memory_resource)", virtual=True))
     return out
+
+
+def library_names(libs):
+    """The libraries a row links, by name: "-ljemalloc" -> ["jemalloc"], a
+    file linked by its path (EXTERNAL) by its name before .so:
+    "/x/libfoo.so.2" -> ["foo"]."""
+    names = [w[2:] for w in libs.split() if w.startswith("-l")]
+    return names + [os.path.basename(w).split(".so")[0][3:] for w in libs.split()
+                    if os.path.isabs(w) and os.path.basename(w).startswith("lib") and ".so" in w]
+
+
+def served_by_its_library(row, malloc, linux=sys.platform.startswith("linux")):
+    """Whether the library a cell names as serving malloc (the `malloc` field:
+    its file name, then its version) is the row's own: a row linking
+    -l<name> (or the file lib<name>.so*) must be served by lib<name>.*, a row
+    linking nothing by the C library (libc.* on Linux; not checked
+    elsewhere). Without it, a row built
+    or run without its library (a failed link, a preload) would measure the
+    C library's malloc under jemalloc's name."""
+    library = malloc.split()[0] if malloc else ""
+    names = library_names(row.libs)
+    if names:
+        return any(library.startswith("lib" + n + ".") for n in names)
+    return library.startswith("libc.") or not linux
+
+
+# The workloads of a run without --workloads: a suite's. A cell lists each
+# workload's suite (older cells list none: "default"); the default suite fits
+# the time budget of `make bench`, "dimensions" holds the workloads of the six
+# dimensions of allocation that would not (make bench SUITE=dimensions).
+DEFAULT_SUITE = "default"
+
+
+def suite_of(workload):
+    return workload.get("suite") or DEFAULT_SUITE
+
+
+def suite_workloads(workloads, suite):
+    """The names of the listed workloads in suite ("all": every one), in list
+    order; UsageError naming the suites when none is in it."""
+    names = [w["name"] for w in workloads if suite == "all" or suite_of(w) == suite]
+    if not names:
+        known = sorted({suite_of(w) for w in workloads} | {"all"})
+        raise UsageError(f"unknown suite '{suite}'; valid: {', '.join(known)}")
+    return names
 
 
 def row_names(path=STRATEGIES_TXT):
@@ -102,6 +157,16 @@ def rows_or_usage_error(path=STRATEGIES_TXT):
         return with_virtual(rows)
     except (OSError, ValueError) as e:
         raise UsageError(f"cannot read the rows: {e}")
+
+
+def twin_of(rows, name):
+    """The row `name` is a second build of: the row of the same source, libs
+    and no extra flags; None when there is none (or name is that row)."""
+    mine = next((r for r in rows if r.name == name), None)
+    if mine is None:
+        return None
+    return next((r.name for r in rows if r.source == mine.source and not r.cflags and r.libs == mine.libs
+                 and r.name != name), None)
 
 
 def bin_dir(build_root, compiler):

@@ -23,6 +23,7 @@ typedef struct cell_args {
     uint64_t mem_limit; /* 0: none */
     unsigned reps;      /* 0: calibrate */
     unsigned age;       /* repetitions run on a heap before anything is measured on it */
+    int has_age;        /* --age given; else the workload's own (am_workload.age) */
     int has_expect;     /* expect: a sample's reference checksum at reps, from an earlier run */
     uint64_t expect;
     int has_work_loops; /* work_loops: contention's loop count per operation for W */
@@ -51,7 +52,8 @@ static void cell_usage(FILE *out) {
             "                 a multiple of the workload's seeds)\n"
             "  --age N        first run N repetitions on the heap, untimed, so that it is\n"
             "                 measured in the state a long-running program's heap has\n"
-            "                 (a Boost pool's free list keeps fragmenting); default 0\n"
+            "                 (a Boost pool's free list keeps fragmenting); default: the\n"
+            "                 workload's (--list shows it; 0 for most)\n"
             "  --expect SUM   with --reps: a sample's reference checksum, as an earlier\n"
             "                 run at the same seed and --reps printed it (\"expect\"): the\n"
             "                 cell fails if its own reference differs\n"
@@ -133,6 +135,7 @@ static int parse_args(int argc, char **argv, cell_args *a) {
             if (!parse_u64(f, v, &u)) return 0;
             if (u > (1u << 30)) { fprintf(stderr, "am-cell: --age %s: at most 2^30\n", v); return 0; }
             a->age = (unsigned)u;
+            a->has_age = 1;
         }
         else if (!strcmp(f, "--expect")) { if (!parse_u64(f, v, &a->expect)) return 0; a->has_expect = 1; }
         else if (!strcmp(f, "--work-loops")) { if (!parse_u64(f, v, &a->work_loops)) return 0; a->has_work_loops = 1; }

@@ -55,6 +55,7 @@ static void list_workloads(void) {
         }
         json_u64("thread_sweep", (uint64_t)(sw ? sw->threads : 0));
         json_u64("seeds", am_seed_count(w));
+        json_u64("age", w->age);
         json_close('}');
     }
     json_close(']');

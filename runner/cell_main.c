@@ -125,6 +125,8 @@ static uint64_t inputs_digest(const cell *c) {
     h = fnv(h, &threads, sizeof threads);
     h = fnv(h, &job->param, sizeof job->param);
     if (job->has_work_loops) h = fnv(h, &job->work_loops, sizeof job->work_loops);
+    uint64_t age = c->a->age; /* the heap's state when measuring starts is part of the experiment */
+    h = fnv(h, &age, sizeof age);
     uint64_t share = 0;
     for (unsigned k = 0; k < c->seeds; k++) share = gcd(share, c->reps / c->seeds + (k < c->reps % c->seeds));
     for (unsigned k = 0; k < c->seeds; k++) {
@@ -184,7 +186,9 @@ static int run_sample(const cell *c, am_heap *h, am_job *job, unsigned reps, uin
 static int age(cell *c, am_heap *h) {
     uint64_t sum, ns;
     if (!c->a->age) return 0;
+    c->job.aging = 1;
     int status = run_sample(c, h, &c->job, c->a->age, &sum, &ns);
+    c->job.aging = 0;
     if (status != AM_OK) not_ok(c, status);
     return c->finished;
 }
@@ -434,6 +438,7 @@ int main(int argc, char **argv) {
     if (test_hook("AM_TEST_CRASH", &a)) raise(SIGSEGV);
     if (test_hook("AM_TEST_HANG", &a))
         for (;;) AM_CLOBBER();
+    if (!a.has_age) a.age = w->age;
     cell c;
     memset(&c, 0, sizeof c);
     c.a = &a;

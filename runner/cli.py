@@ -4,7 +4,7 @@ with the value echoed). What the values mean together is config.py's job."""
 import argparse
 import os
 
-from runner import config, memlimit
+from runner import aggregate, catalog, config, memlimit
 from runner.catalog import ROOT
 
 
@@ -38,6 +38,18 @@ def non_negative_number(s):
     v = _float(s)
     if not v >= 0 or v == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a non-negative number: '{s}'")
+    return v
+
+
+def margin_arg(s):
+    """A relative margin: 0.02, or 2% with a percent sign; 0 to 1."""
+    text = s.strip()
+    try:
+        v = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a margin: '{s}' (give 0.02 or 2%)")
+    if not 0 <= v < 1 or v != v:
+        raise argparse.ArgumentTypeError(f"a margin is from 0 to 1 (0% to 100%): '{s}'")
     return v
 
 
@@ -104,22 +116,38 @@ def make_parser():
     ap.add_argument("--virtual", action="store_true",
                     help="also measure each row's <row>@virtual twin (its strategy through a table of "
                          "function pointers; built with make VIRTUAL=1)")
-    ap.add_argument("--workloads", type=names_arg, metavar="W,V", help="workloads (default: all)")
+    ap.add_argument("--workloads", type=names_arg, metavar="W,V",
+                    help="workloads (default: those of --suite)")
+    ap.add_argument("--suite", default="default", metavar="NAME",
+                    help="without --workloads, the workloads of this suite: default (what fits make bench's "
+                         "time budget), dimensions (the six dimensions of allocation), all (default: default)")
     ap.add_argument("--sizes", type=sizes_arg, metavar="N,M|linear|log",
                     help="sizes: numbers, 'linear' (each workload's whole linear sweep) or 'log' "
                          "(its log sweep); default: every other size of the linear sweep plus the last")
     ap.add_argument("--samples", type=whole_number(3), metavar="K",
-                    help=f"samples per cell (default {config.DEFAULT_SAMPLES}, at least 3)")
+                    help=f"samples per cell in the planned rounds (default {config.DEFAULT_SAMPLES}, "
+                         f"--quick {config.QUICK_SAMPLES}; at least 3)")
     ap.add_argument("--rounds", type=whole_number(1), metavar="R",
-                    help=f"processes per cell: the samples are split between R rounds over the "
-                         f"whole matrix, each in a new order (default {config.DEFAULT_ROUNDS}; at most --samples)")
+                    help=f"visits (processes) per cell: the samples are split between R rounds over the "
+                         f"whole matrix, each in a new order (default {config.DEFAULT_ROUNDS}, --quick "
+                         f"{config.QUICK_ROUNDS}; at most --samples; fewer than 6 cannot mark a difference)")
+    ap.add_argument("--revisits", type=whole_number(0), metavar="E",
+                    help=f"visit a block again, at most E times, while one of its cells is unstable "
+                         f"(its visits disagree) or a CPU it ran on changed state during a visit "
+                         f"(default {config.DEFAULT_REVISITS}; 0: never)")
+    ap.add_argument("--margin", type=margin_arg, metavar="M",
+                    help=f"a ratio is marked as a difference when its 95%% interval excludes 1 and it is "
+                         f"at least M away from 1: 0.02 or 2%% (default {aggregate.Settings.margin:g})")
+    ap.add_argument("--no-control", action="store_true",
+                    help=f"leave out the A/A control row ({catalog.CONTROL}: a second, separately linked "
+                         f"build of monotonic) that every run otherwise measures in every block")
     ap.add_argument("--min-ms", type=positive_number, metavar="X",
                     help=f"shortest sample in ms (default {config.DEFAULT_MIN_MS:g})")
     ap.add_argument("--baseline", metavar="S",
                     help=f"strategy the ratios divide by (default {config.DEFAULT_BASELINE}; "
                          f"{config.FALLBACK_BASELINE} where that is not built)")
     ap.add_argument("--seed", type=whole_number(0), metavar="S",
-                    help="seed of the cell order, the workloads and the bootstrap (default: random, recorded)")
+                    help="seed of the cell order and the workloads (default: random, recorded)")
     ap.add_argument("--threads", type=whole_number(1), metavar="T",
                     help="threads for threaded workloads (default: the number of CPUs)")
     ap.add_argument("--param", type=non_negative_number, metavar="P",
@@ -129,8 +157,8 @@ def make_parser():
                     help="compiler build folders build/<name>/bin to use (default: the name of $CC, "
                          "as the Makefile uses)")
     ap.add_argument("--quick", action="store_true",
-                    help=f"small matrix: the largest size, {config.QUICK_SAMPLES} samples, "
-                         f"min-ms {config.QUICK_MIN_MS:g}")
+                    help=f"small matrix: the largest size, {config.QUICK_SAMPLES} samples in "
+                         f"{config.QUICK_ROUNDS} rounds, min-ms {config.QUICK_MIN_MS:g}")
     ap.add_argument("--cpu", type=cpu_arg, default="auto", metavar="N|auto|none",
                     help="CPU for the single-threaded cells (default auto: the fastest in a short "
                          "probe; none: wherever the OS puts them)")
@@ -144,6 +172,10 @@ def make_parser():
     ap.add_argument("--no-stats-tables", action="store_true",
                     help="do not write the counting tables (stats-<strategy>-<workload>-<size>.txt: "
                          "the baseline's -stats cell with --stats, each workload at its largest size)")
+    ap.add_argument("--keep-allocator-env", action="store_true",
+                    help="pass LD_PRELOAD, GLIBC_TUNABLES, MALLOC_*, MIMALLOC_*, TCMALLOC_* and the like "
+                         "on to the cells (default: removed, so a row measures its own malloc with its "
+                         "defaults); meta.json records them either way")
     ap.add_argument("--build-root", default=os.path.join(ROOT, "build"), help=argparse.SUPPRESS)
     return ap
 

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """compare.py: puts several finished runs side by side (another machine, another
 day, another compiler version): cells matched by (compiler, strategy, workload,
-size, threads, param), one column a run, each run's ratio to the first with a
-bootstrap interval from the raw samples. Cells missing from some run are listed
-at the end, never dropped. It measures nothing.
+size, threads, param), one column a run, each run's ratio to the first with an
+interval from the two runs' visits (Hodges-Lehmann with the Mann-Whitney
+interval: the runs share no rounds). Cells missing from some run are listed
+at the end, never dropped. With --base, it is a regression gate (gate.py):
+it says which cells of the other runs moved against the base beyond the
+noise, and exits 1 when one did. It measures nothing.
 
-  runner/compare.py RUN RUN... [--out DIR]
-writes compare.txt, compare.md and compare.csv to DIR (results/compare-<timestamp>/)."""
+  runner/compare.py RUN RUN... [--margin M] [--out DIR]
+  runner/compare.py --base RUN RUN... [--margin M] [--out DIR]
+writes compare.txt, compare.md and compare.csv to DIR (results/compare-<timestamp>/).
+Exit status: 0, 1 (with --base: a cell moved), 2 bad input."""
 import argparse
 import datetime
 import os
@@ -15,17 +20,20 @@ import sys
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from runner import outputs, rundir, schema, stats, tables  # noqa: E402
+from runner import aggregate, gate, outputs, rundir, schema, stats, tables  # noqa: E402
 from runner.catalog import ROOT  # noqa: E402
 from runner.errors import RunError  # noqa: E402
 
 CSV_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "run", "label", "status",
             "median_ns_per_op", "reference", "ratio", "ci_low", "ci_high", "significant"]
-LEGEND = ("median time per operation in each run; X/A = run X / run A (above 1: slower than in A) "
-          "with its 95% bootstrap interval; " + tables.NOT_SIGNIFICANT +
-          " = not significant (the interval contains 1); n/a = the workload does not apply to the "
-          "strategy; - = not in that run")
-SEED = 20240601  # fixed: the same runs compared twice give the same intervals
+
+
+def legend(margin):
+    return ("median time per operation in each run; X/A = run X / run A (above 1: slower than in A) from "
+            "the visits of the two runs, with its 95% interval; " + tables.NOT_SIGNIFICANT +
+            f" = not marked as a difference (the interval holds 1 or the ratio is within {100 * margin:g}% of 1; "
+            "the machine's state differs between runs more than within one: see the gate, --base); "
+            "n/a = the workload does not apply to the strategy; - = not in that run")
 
 
 def letters(n):
@@ -85,7 +93,7 @@ def _order(runs):
     return sorted(keys, key=sort_key)
 
 
-def compare(runs):
+def compare(runs, margin=aggregate.Settings.margin):
     """(csv lines, tables, mismatch lines) for loaded runs; the first is the reference."""
     labels = run_labels(runs)
     ids = letters(len(runs))
@@ -93,7 +101,8 @@ def compare(runs):
     for k in _order(runs):
         compiler, strategy, workload, size, threads, param = k
         ref = runs[0]
-        ref_ok = rundir.median_of(ref.by_key.get(k)) is not None and ref.ns_per_op(k)
+        ref_visits = list(aggregate.visits_in(ref, k).values())
+        ref_ok = rundir.median_of(ref.by_key.get(k)) is not None and ref_visits
         line, ratio_cells = [strategy, schema.fmt(size)], []
         for i, r in enumerate(runs):
             row = r.by_key.get(k)
@@ -103,11 +112,10 @@ def compare(runs):
                         else "n/a" if status == "skipped" else "failed")
             ratio = lo = hi = sig = None
             if i > 0:
-                xs = r.ns_per_op(k)
+                xs = list(aggregate.visits_in(r, k).values())
                 if med is not None and xs and ref_ok:
-                    ratio, lo, hi = stats.ratio_ci(xs, ref.ns_per_op(k),
-                                                   stats.seed_for(SEED, "compare", labels[i], *schema.key_fields(k)))
-                    sig = stats.significant(lo, hi)
+                    iv = stats.unpaired_ratio(xs, ref_visits)
+                    ratio, lo, hi, sig = iv.estimate, iv.low, iv.high, stats.is_difference(iv, margin)
                     ratio_cells.append(tables.format_ratio(ratio, lo, hi, sig))
                 else:
                     ratio_cells.append("-")
@@ -126,7 +134,7 @@ def compare(runs):
         header = ["strategy", "size"] + [f"{ids[i]} {labels[i]} {compiler_text(r, compiler)}"
                                          for i, r in enumerate(runs)] + [f"{x}/{ids[0]}" for x in ids[1:]]
         out.append({"title": f"{compiler}: {workload}" + tables.variant_suffix(threads, param),
-                    "header": header, "lines": lines, "legend": LEGEND})
+                    "header": header, "lines": lines, "legend": legend(margin)})
     return rows, out, mismatches
 
 
@@ -233,17 +241,49 @@ def mismatch_block(mismatches, markdown):
         "".join(("- " if markdown else "  ") + m + "\n" for m in mismatches)
 
 
+def gate_sections(runs, ids, margin):
+    """The gate's verdict on each run against the base (A): ([(heading, lines)],
+    cells moved). RunError when the base run names no baseline row."""
+    baseline = runs[0].meta.get("baseline")
+    if not baseline:
+        raise RunError(f"{runs[0].file('meta.json')} names no baseline: the gate judges ratios to it")
+    control = (runs[0].meta.get("control") or {}).get("row")
+    out, moved = [], 0
+    for i, run in enumerate(runs[1:], 1):
+        found = gate.changes(runs[0], run, baseline)
+        lines, n = gate.report(found, gate.judge(found, margin), margin, baseline, control)
+        moved += n
+        out.append((f"Gate: {ids[i]} against {ids[0]}", lines))
+    return out, moved
+
+
+def sections_text(sections, markdown):
+    return "".join((f"## {head}\n\n" if markdown else f"\n{head}:\n") +
+                   "".join(("- " if markdown else "  ") + x + "\n" for x in lines) for head, lines in sections)
+
+
 def main(argv=None):
+    from runner.cli import margin_arg
     ap = argparse.ArgumentParser(prog="compare.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="*", metavar="RUN", help="run folders (results/<run-id>); the first is the reference")
+    ap.add_argument("--base", metavar="RUN", help="the base run: the reference, and a gate that exits 1 when a "
+                                                  "cell of another run moved against it beyond the noise")
+    ap.add_argument("--margin", type=margin_arg, default=aggregate.Settings.margin,
+                    help="the smallest change marked, 0.02 or 2%% (default %(default)g)")
     ap.add_argument("--out", help="folder to write into (default results/compare-<timestamp>)")
-    args = ap.parse_args(argv)
-    if len(args.runs) < 2:
-        print('compare: give at least two run folders, e.g. make compare RUNS="results/a results/b"',
-              file=sys.stderr)
-        return 2
     try:
-        runs = [rundir.load_strict(p) for p in args.runs]
+        args = ap.parse_args(argv)
+    except SystemExit as e:
+        return e.code
+    paths = ([args.base] if args.base else []) + args.runs
+    if len(paths) < 2:
+        print('compare: give at least two run folders, e.g. make compare RUNS="results/a results/b" or '
+              'make compare BASE=results/a RUNS=results/b', file=sys.stderr)
+        return 2
+    ids = letters(len(paths))
+    try:
+        runs = [rundir.load_strict(p) for p in paths]
+        sections, moved = gate_sections(runs, ids, args.margin) if args.base else ([], 0)
     except RunError as e:
         print(f"compare: {e}", file=sys.stderr)
         return 2
@@ -254,17 +294,21 @@ def main(argv=None):
     except OSError as e:
         print(f"compare: cannot create '{out_dir}': {e.strerror or e}", file=sys.stderr)
         return 2
-    rows, tbls, mismatches = compare(runs)
-    ids = letters(len(runs))
+    rows, tbls, mismatches = compare(runs, args.margin)
+    gate_text, gate_md = sections_text(sections, False), sections_text(sections, True)
     text = (f"Runs compared (ratios to A):\n{runs_block(runs, False)}\n\n" + tables.render_text(tbls) +
-            agreement_block(rows, ids, False, runs) + mismatch_block(mismatches, False))
+            agreement_block(rows, ids, False, runs) + mismatch_block(mismatches, False) + gate_text)
     md = (f"# allocmark: {len(runs)} runs compared\n\nRatios are to A.\n\n{runs_block(runs, True)}\n\n" +
-          tables.render_markdown(tbls) + agreement_block(rows, ids, True, runs) + mismatch_block(mismatches, True))
+          tables.render_markdown(tbls) + agreement_block(rows, ids, True, runs) + mismatch_block(mismatches, True) +
+          gate_md)
     outputs.write_atomic(os.path.join(out_dir, "compare.csv"), schema.csv_text(CSV_COLS, rows))
     outputs.write_atomic(os.path.join(out_dir, "compare.txt"), text)
     outputs.write_atomic(os.path.join(out_dir, "compare.md"), md)
     print(text)
     print(f"wrote {os.path.join(out_dir, 'compare.txt')}, compare.md and compare.csv")
+    if args.base and moved:
+        print(f"compare: {moved} cell(s) moved against {args.base} beyond the noise", file=sys.stderr)
+        return 1
     return 0
 
 

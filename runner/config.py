@@ -9,23 +9,29 @@ import shutil
 import random
 import types
 
-from runner import catalog, matrix, memlimit, pinning
+from runner import aggregate, catalog, matrix, memlimit, pinning
 from runner.errors import UsageError
 
 DEFAULT_BASELINE = "monotonic"
 FALLBACK_BASELINE = "system"
-# A default run's time budget: docs/measurements.md (time budget).
-DEFAULT_SAMPLES = 9
-DEFAULT_MIN_MS = 10.0
+# A cell's samples are taken in ROUNDS processes (visits), each round visiting
+# every block in a new order. On shared VMs one process's samples agree
+# closely while two processes of the same cell a minute apart differ much
+# more (the host's load, the process's address layout): a process is one
+# observation of the cell, so the time goes into more visits of one sample
+# each rather than more samples of few processes, and the distribution-free
+# intervals need at least 6 visits to reach 95% (stats.MIN_VISITS). Round 1
+# calibrates the repetitions; later rounds reuse its count. The trade and the
+# time budget: docs/bench.md (visits and samples), docs/measurements.md.
+DEFAULT_ROUNDS = 6
+DEFAULT_SAMPLES = 6
+DEFAULT_MIN_MS = 3.0
+QUICK_ROUNDS = 6
 QUICK_SAMPLES = 6
-QUICK_MIN_MS = 5.0
-# A cell's samples are taken in ROUNDS processes, each round visiting every cell
-# in a new order. On shared VMs one process's samples agree closely while two
-# processes of the same cell a minute apart differ much more (the host's load,
-# the process's address layout; docs/bench.md, rounds): samples from one
-# process measure that process, samples from three spread over the run measure
-# the cell. Round 1 calibrates the repetitions; later rounds reuse its count.
-DEFAULT_ROUNDS = 3
+QUICK_MIN_MS = 2.0
+# blocks whose visits disagree (an unstable cell) or during which a CPU
+# changed state are visited again, at most this many times each
+DEFAULT_REVISITS = 3
 # the cell's own cap (runner/cell_main.c): a size is a count of elements, bytes
 # or MiB, and past 2^40 the workloads' arithmetic would overflow
 MAX_SIZE = 1 << 40
@@ -46,6 +52,7 @@ class RunConfig:
     param: object           # --param or None
     samples: int
     rounds: int
+    revisits: int           # extra rounds over the blocks that need them, at most
     min_ms: float
     seed: int
     threads: int            # threads of a threaded workload without a sweep
@@ -55,6 +62,10 @@ class RunConfig:
     mem_limits: types.MappingProxyType  # compiler -> RLIMIT_AS bytes, or None
     mem_limit_note: types.MappingProxyType
     stats_tables: bool
+    keep_allocator_env: bool  # the cells see the allocator variables (cell_process.py)
+    settings: aggregate.Settings   # the margin of a marked difference, the width of an unstable cell
+    control: object         # the A/A control row in this run, or None
+    control_twin: object    # the row it is a second build of
     cells: tuple            # matrix.Cell in the order of round 1
     run_id: str
     out_dir: str            # absolute: the cells run in another working directory
@@ -64,6 +75,10 @@ class RunConfig:
 
     def cell_exe(self, compiler, row, stats_build=False):
         return catalog.cell_exe(self.bin_dir(compiler), row, stats_build)
+
+    def row(self, name):
+        """The catalog.Row of a strategy (None for one strategies.txt lacks)."""
+        return next((r for r in self.rows if r.name == name), None)
 
     def probe_exe(self):
         """The executable the CPU probe runs: the baseline's, of the first compiler."""
@@ -145,6 +160,23 @@ def _baseline(args, compilers, rows_of, check_row, notes):
     return FALLBACK_BASELINE
 
 
+def _control(args, rows, compilers, rows_of, allocators, notes):
+    """(the A/A control row, its twin): the control joins every run that
+    measures its twin (the default baseline); (None, None) with --no-control,
+    without the twin, or where the control is not built."""
+    name, twin = catalog.CONTROL, catalog.twin_of(rows, catalog.CONTROL)
+    if args.no_control or twin is None:
+        return None, None
+    if twin not in allocators:
+        notes.append(f"no A/A control: {name} is a second build of {twin}, which this run does not measure")
+        return None, None
+    lacking = [c for c in compilers if name not in rows_of[c] or twin not in rows_of[c]]
+    if lacking:
+        notes.append(f"no A/A control: {name} or {twin} is not built for {', '.join(lacking)}")
+        return None, None
+    return name, twin
+
+
 def _mem_limits(args, compilers):
     limit, why = memlimit.choose(args.mem_limit)
     limits, sanitized = {}, []
@@ -190,7 +222,8 @@ def plan(args):
     notes = [n for n in (_unlisted_note(args, compilers, listed),) if n]
     allocators = args.allocators or default_rows
     if args.virtual and args.allocators:
-        twins = [a + catalog.VIRTUAL_SUFFIX for a in allocators if not a.endswith(catalog.VIRTUAL_SUFFIX)]
+        twins = [a + catalog.VIRTUAL_SUFFIX for a in allocators
+                 if not a.endswith(catalog.VIRTUAL_SUFFIX) and a != catalog.CONTROL]
         allocators = allocators + [t for t in twins if t not in allocators]
     for a in allocators:
         check_row(a, "strategy")
@@ -202,19 +235,22 @@ def plan(args):
     if baseline not in allocators:
         notes.append(f"added the baseline {baseline} to the strategies")
         allocators = allocators + [baseline]
+    control, twin = _control(args, rows, compilers, rows_of, allocators, notes)
+    if control and control not in allocators:
+        allocators = allocators + [control]
     order = [r for r in every_built if r in allocators]
 
     listing = {c: catalog.list_workloads(catalog.cell_exe(catalog.bin_dir(args.build_root, c), rows_of[c][0]))
                for c in compilers}
     wl = {w["name"]: w for w in listing[compilers[0]]["workloads"]}
-    names = args.workloads or list(wl)
+    names = args.workloads or catalog.suite_workloads(wl.values(), args.suite)
     for n in names:
         if n not in wl:
             raise UsageError(f"unknown workload '{n}'; valid: {', '.join(wl)}")
 
     quick = args.quick
     samples = args.samples or (QUICK_SAMPLES if quick else DEFAULT_SAMPLES)
-    rounds = args.rounds or min(DEFAULT_ROUNDS, samples)
+    rounds = args.rounds or min(QUICK_ROUNDS if quick else DEFAULT_ROUNDS, samples)
     if rounds > samples:
         raise UsageError(f"--rounds {rounds} is more than --samples {samples}: each round takes "
                          f"at least one sample")
@@ -234,7 +270,11 @@ def plan(args):
         build_root=args.build_root, rows=tuple(rows), compilers=tuple(compilers),
         rows_of=frozen({c: tuple(r) for c, r in rows_of.items()}), order=tuple(order), baseline=baseline,
         notes=tuple(notes), listing=frozen(listing), workloads=tuple(names), sizes=sizes, param=args.param,
-        samples=samples, rounds=rounds, min_ms=args.min_ms or (QUICK_MIN_MS if quick else DEFAULT_MIN_MS),
+        samples=samples, rounds=rounds, revisits=DEFAULT_REVISITS if args.revisits is None else args.revisits,
+        min_ms=args.min_ms or (QUICK_MIN_MS if quick else DEFAULT_MIN_MS),
         seed=seed, threads=threads, quick=quick, cpu=args.cpu, timeout=args.timeout,
         mem_limits=frozen(limits), mem_limit_note=frozen(limit_note), stats_tables=not args.no_stats_tables,
+        keep_allocator_env=args.keep_allocator_env,
+        settings=aggregate.Settings(margin=aggregate.Settings.margin if args.margin is None else args.margin),
+        control=control, control_twin=twin,
         cells=tuple(cells), run_id=os.path.basename(out_dir) if args.out else stamp, out_dir=out_dir)

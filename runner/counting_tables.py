@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 
 from runner import outputs
-from runner.cell_process import parse_json_line
+from runner.cell_process import cell_env, parse_json_line
 
 
 def write(cfg):
@@ -35,7 +35,8 @@ def write(cfg):
         what = f"counting table of {strategy} {name} {size}"
         with tempfile.TemporaryDirectory(prefix="allocmark-") as scratch:
             try:
-                p = subprocess.run(cmd, capture_output=True, text=True, timeout=cfg.timeout, cwd=scratch)
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=cfg.timeout, cwd=scratch,
+                                   env=cell_env(None, cfg.keep_allocator_env))
             except subprocess.TimeoutExpired:
                 print(f"note: {what}: timed out")
                 continue

@@ -2,7 +2,8 @@
 """crosscc.py: the cross-compiler tables of a run measured with several
 compilers: for each workload and strategy, a line per size, each compiler's
 median time per op, then each compiler's ratio to the reference compiler (the
-first named) with its bootstrap interval from the raw samples. Writes
+first named) with its interval, from the visits of the two made in the same
+rounds (one block has every compiler's cells). Writes
 compilers.txt, compilers.md and compilers.csv into the run folder; nothing
 when the run has one compiler. It measures nothing.
 
@@ -14,14 +15,17 @@ import sys
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from runner import outputs, rundir, schema, stats, tables  # noqa: E402
+from runner import aggregate, outputs, rundir, schema, stats, tables  # noqa: E402
 from runner.errors import RunError  # noqa: E402
 
 CSV_COLS = ["workload", "strategy", "size", "threads", "param", "compiler", "reference",
-            "median_ns_per_op", "ratio", "ci_low", "ci_high", "significant"]
-LEGEND = ("median time per operation; ratio = compiler / {ref} (above 1: slower than the {ref} "
-          "build) with its 95% bootstrap interval; " + tables.NOT_SIGNIFICANT +
-          " = not significant (the interval contains 1)")
+            "median_ns_per_op", "ratio", "ci_low", "ci_high", "pairs", "significant", "unstable"]
+
+
+def legend(ref, marks):
+    return (f"median time per operation over the visits; ratio = compiler / {ref} (above 1: slower than the "
+            f"{ref} build) from the visits of the two in the same rounds, with its 95% interval; " +
+            tables.marks_legend(marks))
 
 
 def build(run, compilers=None, reference=None):
@@ -34,7 +38,8 @@ def build(run, compilers=None, reference=None):
                        f"it has {', '.join(compilers)}")
     compilers = [reference] + [c for c in compilers if c != reference]
     others = compilers[1:]
-    seed = run.meta.get("seed") or 0
+    settings = aggregate.Settings.from_meta(run.meta)
+    marks = tables.Marks(settings.margin, settings.unstable_width)
     strategies = list(run.meta.get("strategies") or [])
     workloads = list(run.meta.get("workloads") or [])
     groups = {}
@@ -64,21 +69,20 @@ def build(run, compilers=None, reference=None):
                 head = [workload, strategy, size, threads, param, c, reference,
                         run.figure_text(key(c), "median_ns_per_op") if med is not None else None]
                 if c == reference:
-                    csv_lines.append(head + ["1" if med is not None else "", "", "", ""])
+                    csv_lines.append(head + ["1" if med is not None else "", "", "", "", "", ""])
                     continue
-                xs, base = run.ns_per_op(key(c)), run.ns_per_op(key(reference))
-                if med is None or ref_med is None or not xs or not base:
+                iv = stats.paired_ratio(aggregate.visits_in(run, key(c)), aggregate.visits_in(run, key(reference)))
+                if med is None or ref_med is None or iv is None:
                     ratio_cells.append("-")
-                    csv_lines.append(head + ["", "", "", ""])
+                    csv_lines.append(head + ["", "", "", "", "", ""])
                     continue
-                ratio, lo, hi = stats.ratio_ci(xs, base, stats.seed_for(seed, "compilers",
-                                                                         *schema.key_fields(key(c))))
-                sig = stats.significant(lo, hi)
-                ratio_cells.append(tables.format_ratio(ratio, lo, hi, sig))
-                csv_lines.append(head + [ratio, lo, hi, sig])
+                sig = stats.is_difference(iv, settings.margin)
+                unstable = stats.relative_width(iv) > settings.unstable_width
+                ratio_cells.append(tables.format_ratio(iv.estimate, iv.low, iv.high, sig, unstable))
+                csv_lines.append(head + [iv.estimate, iv.low, iv.high, iv.n, sig, unstable])
             lines.append(line + ratio_cells)
         out.append({"title": f"{workload}: {strategy}" + tables.variant_suffix(threads, param),
-                    "header": header, "lines": lines, "legend": LEGEND.format(ref=reference)})
+                    "header": header, "lines": lines, "legend": legend(reference, marks)})
     return csv_lines, out
 
 

@@ -115,11 +115,27 @@ def blocked_shuffle(cells, rng):
     return [c for b in order for c in b]
 
 
+def round_order(cells, rnd, seed):
+    """The cells of round rnd (0-based) in the order visited: round 0 in the
+    plan's order (a blocked shuffle), every later round, and every revisit
+    of unstable blocks, in a new blocked shuffle of its own from the run's seed."""
+    return list(cells) if rnd == 0 else blocked_shuffle(cells, random.Random(f"{seed} round {rnd}"))
+
+
+def blocks(order):
+    """The cells of an order cut into its blocks: [[cell, ...], ...], each
+    block's cells one after the other as they come."""
+    out = []
+    for c in order:
+        if out and block_of(out[-1][0]) == block_of(c):
+            out[-1].append(c)
+        else:
+            out.append([c])
+    return out
+
+
 def visits(cells, rounds, seed):
-    """(round, cell) in the order measured: round 0 in the plan's order (a
-    blocked shuffle), each later round in a new blocked shuffle of its own,
-    from the run's seed."""
+    """(round, cell) of the planned rounds, in the order measured."""
     for rnd in range(rounds):
-        order = cells if rnd == 0 else blocked_shuffle(cells, random.Random(f"{seed} round {rnd}"))
-        for c in order:
+        for c in round_order(cells, rnd, seed):
             yield rnd, c

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 
-from runner import catalog
+from runner import catalog, cell_process, environment
 
 ROOT = catalog.ROOT
 
@@ -110,16 +110,20 @@ def static_meta(cfg):
     """The parts of meta.json that do not change during a run (some take a
     second to find out: dpkg-query), gathered once before the first cell."""
     first = cfg.compilers[0]
+    compilers = [compiler_info(cfg.build_root, c, cfg.listing[c]) for c in cfg.compilers]
+    facts, unfriendly = environment.check(compilers, os.cpu_count())
     return {
         "host": socket.gethostname(),
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "kernel": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
-        "compilers": [compiler_info(cfg.build_root, c, cfg.listing[c]) for c in cfg.compilers],
+        "compilers": compilers,
         "libraries": library_versions(cfg.bin_dir(first), cfg.rows_of[first], cfg.rows),
         "c_library": " ".join(platform.libc_ver()).strip() or None,
         "git_revision": git_revision(),
+        "environment": dict(facts, unfriendly=unfriendly),
+        "allocator_environment": cell_process.allocator_note(os.environ, cfg.keep_allocator_env),
     }
 
 
@@ -134,7 +138,9 @@ def _hardware_counters(ok):
     return hw or "unknown: no cell finished"
 
 
-def make_meta(cfg, static, measurements, started, state, pinning_note):
+def make_meta(cfg, static, measurements, started, state, pinning_note, revisits=None, cpu_times=None):
+    """meta.json as a dict. revisits: what the run's revisits did (run.Visits.note);
+    cpu_times: environment.cpu_times() as the run began, for the host's steal."""
     ok = [m for m in measurements if m.status == "ok"]
     res = [m.result.get("timer_resolution_ns") for m in ok if m.result.get("timer_resolution_ns")]
     meta = {"run_id": cfg.run_id, "date": started.isoformat(timespec="seconds"), "state": state}
@@ -146,10 +152,13 @@ def make_meta(cfg, static, measurements, started, state, pinning_note):
         "workloads": list(cfg.workloads),
         "samples": cfg.samples,
         "rounds": cfg.rounds,
+        "revisits": dict(revisits or {"limit": cfg.revisits}),
         "min_ms": cfg.min_ms,
         "threads_for_threaded_workloads": cfg.threads,
         "param": cfg.param,
         "baseline": cfg.baseline,
+        "statistics": cfg.settings.as_meta(),
+        "control": {"row": cfg.control, "twin": cfg.control_twin} if cfg.control else None,
         "notes": list(cfg.notes),
         "quick": cfg.quick,
         "sizes": cfg.sizes,
@@ -166,4 +175,8 @@ def make_meta(cfg, static, measurements, started, state, pinning_note):
     skipped = sum(m.status == "skipped" for m in measurements)
     if skipped:  # workloads that do not apply to a strategy (cell status "skipped")
         meta["cells"]["skipped"] = skipped
+    meta["cells"]["unstable"] = sum(bool(m.summary and m.summary.get("unstable")) for m in ok)
+    steal = environment.steal_share(cpu_times, environment.cpu_times())
+    if steal is not None:
+        meta["environment"] = dict(meta.get("environment") or {}, steal_pct=round(100 * steal, 2))
     return meta

@@ -9,7 +9,7 @@ import shutil
 import sys
 import tempfile
 
-from runner import schema, tables
+from runner import aggregate, schema, tables
 from runner.schema import SAMPLE_COLS, SUMMARY_COLS, RATIO_COLS, METRIC_COLS
 
 # Extra tables of some workloads: OSRM's benchmark lines (its query heap's)
@@ -55,9 +55,36 @@ def summary_entry(m):
 
 def ratio_entry(r):
     entry = dict(zip(schema.KEY, r.cell.key()))
-    entry.update(baseline=r.baseline, ratio=r.ratio, ci_low=r.ci_low, ci_high=r.ci_high,
-                 significant=r.significant)
+    entry.update(baseline=r.baseline, ratio=r.ratio, ci_low=r.ci_low, ci_high=r.ci_high, pairs=r.pairs,
+                 significant=r.significant, unstable=r.unstable)
     return entry
+
+
+def control_entries(done, ratio_list, ratios, control):
+    """The A/A control's ratio entries to its twin: those of ratio_list when
+    the twin is the baseline, else computed. control: (row, twin) or None."""
+    if not control:
+        return []
+    row, twin = control
+    if twin == ratios.baseline:
+        return [r for r in ratio_list if r["strategy"] == row]
+    return [ratio_entry(r) for r in aggregate.Ratios(twin, ratios.settings).of(done, only={row})]
+
+
+def control_line(entries, control):
+    """One sentence on the A/A control: how many of its ratios were marked."""
+    if not control:
+        return None
+    row, twin = control
+    marked, n = aggregate.control_count(entries, row)
+    share = f" ({100.0 * marked / n:.1f}%)" if n else ""
+    return (f"A/A control: {row}, a second build of {twin}, was marked as a difference from it in "
+            f"{marked} of {n} cells{share}")
+
+
+def marks_of(ratios, control_text):
+    s = ratios.settings
+    return tables.Marks(margin=s.margin, unstable_width=s.unstable_width, control=control_text)
 
 
 def sample_lines(measurements):
@@ -66,9 +93,12 @@ def sample_lines(measurements):
         if m.status != "ok":
             continue
         ops, rounds = m.ops(), m.result.get("sample_rounds") or []
+        minor, major = m.result.get("minor_faults") or [], m.result.get("major_faults") or []
         for i, ns in enumerate(m.result["samples_ns"]):
             out.append(list(m.cell.key()) + [i, m.result["reps"], ns, ns / ops,
-                                             rounds[i] + 1 if i < len(rounds) else 1])
+                                             rounds[i] + 1 if i < len(rounds) else 1,
+                                             minor[i] if i < len(minor) else None,
+                                             major[i] if i < len(major) else None])
     return out
 
 
@@ -81,17 +111,17 @@ def _lines(entries, cols):
     return [[e[c] for c in cols] for e in entries]
 
 
-def table_text(done, ratio_list, versus, baseline, order, cpus, markdown):
+def table_text(done, ratio_list, versus, baseline, order, cpus, markdown, marks=tables.Marks()):
     """The tables of a run. done: Measurements in table_order; ratio_list and
     versus: ratio entries to the baseline and to the VERSUS rows."""
     summary = [summary_entry(m) for m in done]
-    t = tables.build(summary, ratio_list, baseline, order, cpus=cpus)
+    t = tables.build(summary, ratio_list, baseline, order, cpus=cpus, marks=marks)
     shared = {}
     for m in done:
         v = ((m.result or {}).get("metrics") or {}).get("shared_heap")
         if v is not None:
             shared[m.cell.strategy] = bool(v)
-    t += tables.build_versus(summary, versus, order, cpus=cpus, shared=shared)
+    t += tables.build_versus(summary, versus, order, cpus=cpus, shared=shared, marks=marks)
     metrics = {m.cell.key(): (m.result or {}).get("metrics") or {} for m in done}
     for workload, ref in BENCH_LINES.items():
         t += tables.build_bench_lines(summary, metrics, workload, ref, order)
@@ -107,25 +137,44 @@ def write_data(out_dir, done, meta):
     write_atomic(os.path.join(out_dir, "meta.json"), json.dumps(meta, indent=2) + "\n")
 
 
-def write_derived(out_dir, done, ratios, order, run_id, cpus):
+def head_lines(done, control_text):
+    """What the top of the tables says: the A/A control's line and the unstable cells."""
+    ok = [m for m in done if m.status == "ok"]
+    unstable = sum(aggregate.is_unstable(m) for m in ok)
+    out = [control_text] if control_text else []
+    out.append(f"Unstable cells ({tables.UNSTABLE}): {unstable} of {len(ok)}")
+    return out
+
+
+def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None):
     """What the data gives: summary.csv, ratios.csv, tables.txt and tables.md;
-    returns the text tables."""
+    returns the text tables. control: the A/A control (row, twin) or None."""
     summary = [summary_entry(m) for m in done]
     ratio_list = [ratio_entry(r) for r in ratios.of(done)]
     write_atomic(os.path.join(out_dir, "summary.csv"), schema.csv_text(SUMMARY_COLS, _lines(summary, SUMMARY_COLS)))
     write_atomic(os.path.join(out_dir, "ratios.csv"), schema.csv_text(RATIO_COLS, _lines(ratio_list, RATIO_COLS)))
     versus = [ratio_entry(r) for r in ratios.versus_rows(done)]
-    text = table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=False)
+    control_text = control_line(control_entries(done, ratio_list, ratios, control), control)
+    marks = marks_of(ratios, control_text)
+    head = head_lines(done, control_text)
+    text = "\n".join(head) + "\n\n" + table_text(done, ratio_list, versus, ratios.baseline, order, cpus,
+                                                   markdown=False, marks=marks)
     write_atomic(os.path.join(out_dir, "tables.txt"), text)
     write_atomic(os.path.join(out_dir, "tables.md"), f"# allocmark run {run_id}\n\n" +
-                 table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=True))
+                 "".join(f"- {line}\n" for line in head) + "\n" +
+                 table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=True, marks=marks))
     return text
+
+
+def control_of(meta):
+    c = meta.get("control") or {}
+    return (c["row"], c["twin"]) if c.get("row") and c.get("twin") else None
 
 
 def write_all(out_dir, measurements, ratios, meta, order):
     done = table_order(measurements, order)
     write_data(out_dir, done, meta)
-    return write_derived(out_dir, done, ratios, order, meta["run_id"], meta.get("cpu_count"))
+    return write_derived(out_dir, done, ratios, order, meta["run_id"], meta.get("cpu_count"), control_of(meta))
 
 
 def rescue(out_dir, error, measurements, ratios, meta, order):

@@ -8,9 +8,12 @@ can fix. So the runner probes each CPU it may use, runs every single-threaded
 cell on the fastest, and probes again every few seconds, as the slow and the
 fast vCPU swap; cells with several threads get every CPU. Where the OS has no
 affinity call (Windows, macOS) nothing is pinned and meta.json says so.
+
+The same probe, taken before and after each block, tells whether a CPU the
+block ran on changed state during it (moved): the runner then visits the
+block again (run.py).
 """
 import os
-import statistics
 import subprocess
 import time
 
@@ -20,6 +23,10 @@ from runner import cell_process
 # ties would otherwise flip between runs for nothing
 CLEARLY_FASTER = 0.95
 REPROBE_S = 2.0
+# a CPU whose probe time changed by more than this between the probes around a
+# block was in another state at its end than at its start (the two states of
+# a vCPU differ by about 2x; the probe itself repeats within some 10% on a quiet VM)
+MOVED = 0.30
 
 
 _START_CPUS = []
@@ -56,12 +63,13 @@ def probe_command(exe, reps):
 
 
 def probe_once(cmd, cpu):
-    """Median ns per repetition of cmd run on cpu alone, or None."""
+    """The fastest sample's ns per repetition of cmd run on cpu alone, or None:
+    the fastest, because a moment of another job on the CPU only slows a sample."""
     try:
         place(cpu)
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
         d = cell_process.parse_json_line(p.stdout)
-        return statistics.median(d["samples_ns"]) / d["reps"]
+        return min(d["samples_ns"]) / d["reps"]
     except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError, TypeError):
         return None
 
@@ -76,6 +84,8 @@ class Pinner:
         self.cpu, self.auto, self.last = None, False, 0.0
         self.note = {"pinned": None}
         self.probes, self.switches = 0, 0
+        self.timings = {}  # {cpu: ns} of the last probe
+        self.seconds = 0.0  # spent probing
         if self.cpus is None:
             self.note["why"] = "this OS has no CPU affinity call"
         elif request == "none":
@@ -97,6 +107,7 @@ class Pinner:
             self.probe(rounds=2, reps=20)
 
     def probe(self, rounds=1, reps=8):
+        t0 = time.monotonic()
         timings = {}
         for _ in range(rounds):  # alternating rounds, best of each: one slow moment decides nothing
             for cpu in self.cpus:
@@ -105,6 +116,8 @@ class Pinner:
                     timings[cpu] = min(ns, timings.get(cpu, ns))
         self.probes += 1
         self.last = time.monotonic()
+        self.seconds += self.last - t0
+        self.timings = timings
         if timings:
             best = min(timings, key=timings.get)
             if self.cpu not in timings or timings[best] < CLEARLY_FASTER * timings[self.cpu]:
@@ -118,4 +131,30 @@ class Pinner:
         if self.auto and time.monotonic() - self.last >= self.every:
             self.probe()
         return self.cpu
+
+    def before_block(self):
+        """The probe's timings as a block starts (the last probe when it was just
+        taken, after the block before); {} when the CPUs are not probed."""
+        if self.auto and time.monotonic() - self.last >= self.every:
+            self.probe()
+        return dict(self.timings) if self.auto else {}
+
+    def after_block(self, before, many_threads):
+        """Probes again after a block; True when a CPU it ran on (the pinned one,
+        or every CPU for a block of cells with several threads) moved."""
+        if not self.auto or not before:
+            return False
+        cpu = self.cpu
+        self.probe()
+        watched = list(before) if many_threads else [cpu]
+        return moved(before, self.timings, watched)
+
+
+def moved(before, after, cpus):
+    """True when one of cpus has a time in both probes and it changed by more than MOVED."""
+    for c in cpus:
+        a, b = before.get(c), after.get(c)
+        if a and b and abs(b / a - 1) > MOVED:
+            return True
+    return False
 

@@ -14,8 +14,9 @@ def clock(s):
 
 
 class Progress:
-    """cell j/N of the matrix (and round r/R), elapsed time and an ETA from
-    the visits made so far."""
+    """cell j/N of the matrix (and round r/R, or revisit r), elapsed time and
+    an ETA from the visits made so far (the planned rounds; a revisit adds
+    its visits when it starts)."""
 
     def __init__(self, cells, rounds, multi_compiler):
         self.cells, self.rounds, self.multi = cells, rounds, multi_compiler
@@ -24,34 +25,56 @@ class Progress:
         self.start = time.monotonic()
         self.width = 0
         self.skipped = 0
+        self.i = 0          # visits so far, skipped ones too
+        self.in_round = 0   # visits of the current round so far, skipped ones too
+        self.round_size = cells
+        self.rnd = 0
 
-    def _where(self, i, rnd):
-        """i counts every visit of the run, skipped ones too"""
-        where = f"cell {i - rnd * self.cells + 1}/{self.cells}"
+    def _where(self, rnd):
+        where = f"cell {self.in_round + 1}/{self.round_size}"
+        if rnd >= self.rounds:
+            return where + f" revisit {rnd - self.rounds + 1}"
         return where + (f" round {rnd + 1}/{self.rounds}" if self.rounds > 1 else "")
 
     def _name(self, c):
         extra = (f" T={c.threads}" if c.threaded else "") + (f" param={fmt(c.param)}" if c.param else "")
         return (f"{c.compiler} " if self.multi else "") + f"{c.strategy} {c.workload} {c.size}{extra}"
 
-    def skip(self):
+    def _next(self, rnd):
+        if rnd != self.rnd:
+            self.rnd, self.in_round = rnd, 0
+        self.i += 1
+        self.in_round += 1
+
+    def skip(self, rnd=0):
         """A visit not made (a later round of a failed or skipped cell): the ETA
         counts only the visits left to make."""
         self.total -= 1
         self.skipped += 1
+        self._next(rnd)
 
-    def before(self, i, m, rnd=0):
+    def revisit(self, extra, cells):
+        """A revisit of `cells` cells begins (the blocks that need it)."""
+        self.total += cells
+        self.round_size = cells
+        if not self.tty:
+            print(f"revisit {extra + 1}: {cells} cells of the blocks whose visits disagreed "
+                  f"or whose CPU changed state", flush=True)
+
+    def before(self, m, rnd=0):
+        if rnd != self.rnd:
+            self.rnd, self.in_round = rnd, 0
         if not self.tty:
             return
-        made = i - self.skipped
+        made = self.i - self.skipped
         elapsed = time.monotonic() - self.start
         eta = "?" if made == 0 else clock(elapsed / made * (self.total - made))
-        line = f"{self._where(i, rnd)}  {self._name(m.cell)}  {clock(elapsed)} elapsed  ETA {eta}"
+        line = f"{self._where(rnd)}  {self._name(m.cell)}  {clock(elapsed)} elapsed  ETA {eta}"
         sys.stdout.write("\r" + line.ljust(self.width))
         sys.stdout.flush()
         self.width = len(line)
 
-    def after(self, i, m, seconds, rnd=0):
+    def after(self, m, seconds, rnd=0):
         if m.status == "ok":
             what = f"{tables.format_time(m.summary['median_ns_per_op'])}/op"
         elif m.status == "skipped":
@@ -61,10 +84,11 @@ class Progress:
         if self.tty:
             if m.status == "failed":
                 sys.stdout.write("\r" + " " * self.width + "\r")
-                print(f"{self._where(i, rnd)}  {self._name(m.cell)}  {what}")
+                print(f"{self._where(rnd)}  {self._name(m.cell)}  {what}")
                 self.width = 0
         else:
-            print(f"{self._where(i, rnd)}  {self._name(m.cell)}  {what}  ({seconds:.2f} s)", flush=True)
+            print(f"{self._where(rnd)}  {self._name(m.cell)}  {what}  ({seconds:.2f} s)", flush=True)
+        self._next(rnd)
 
     def finish(self):
         if self.tty and self.width:

@@ -10,12 +10,16 @@ import sys
 import tempfile
 import time
 
-from runner import aggregate, counting_tables, crosscc, matrix, meta, outputs, pinning, rounds
+from runner import aggregate, counting_tables, crosscc, environment, matrix, meta, outputs, pinning, rounds
 from runner.cell_process import Launcher
 from runner.errors import (EXIT_ALL_FAILED, EXIT_INTERRUPTED, EXIT_NOT_WRITTEN, RunError, UsageError)
 from runner.progress import Progress, clock
 
-WRITE_EVERY_S = 5.0
+WRITE_EVERY_S = 10.0
+# the revisits of unstable blocks take at most this share of the planned
+# visits: on a machine too busy for any block to settle, a run takes at most
+# a quarter longer, and its unstable cells are flagged
+REVISIT_SHARE = 0.25
 
 
 def create_folder(out_dir):
@@ -39,8 +43,9 @@ def print_plan(cfg):
         print(f"note: {n}")
     print(f"allocmark: {len(cfg.cells)} cells ({', '.join(cfg.compilers)}; {len(cfg.order)} strategies; "
           f"{len(cfg.workloads)} workloads), {cfg.samples} samples of >= {cfg.min_ms:g} ms "
-          f"in {cfg.rounds} round{'s' if cfg.rounds > 1 else ''}, "
-          f"seed {cfg.seed}, baseline {cfg.baseline}; writing {cfg.out_dir}", flush=True)
+          f"in {cfg.rounds} round{'s' if cfg.rounds > 1 else ''} (up to {cfg.revisits} more for "
+          f"unstable blocks), seed {cfg.seed}, baseline {cfg.baseline}"
+          f"{f', A/A control {cfg.control}' if cfg.control else ''}; writing {cfg.out_dir}", flush=True)
     note = cfg.mem_limit_note
     if note.get("not_applied_to"):
         print(f"note: no memory limit for {', '.join(note['not_applied_to'])}: sanitizer builds", flush=True)
@@ -58,12 +63,20 @@ class Writer:
         self.started = datetime.datetime.now()
         self.last = time.monotonic()
         self.error = None
+        self.visits = None
+        self.cpu_times = environment.cpu_times()
+        self.writing = 0.0  # seconds spent rewriting the files during the run
 
     def meta(self, state):
-        return meta.make_meta(self.cfg, self.static, self.measurements, self.started, state, self.pinner.note)
+        m = meta.make_meta(self.cfg, self.static, self.measurements, self.started, state, self.pinner.note,
+                           self.visits.note() if self.visits else None, self.cpu_times)
+        if self.visits:
+            m["time"] = dict(self.visits.time_note(), **{"writing the files": {"seconds": round(self.writing, 2)}})
+        return m
 
     def maybe(self):
-        if time.monotonic() - self.last < WRITE_EVERY_S:
+        t0 = time.monotonic()
+        if t0 - self.last < WRITE_EVERY_S:
             return
         try:
             outputs.write_all(self.cfg.out_dir, self.measurements, self.ratios, self.meta("running"),
@@ -74,6 +87,7 @@ class Writer:
                       file=sys.stderr, flush=True)
             self.error = e
         self.last = time.monotonic()
+        self.writing += self.last - t0
 
     def last_write(self, state):
         """The files whole at the end; the tables' text."""
@@ -88,31 +102,104 @@ class Writer:
             return outputs.rescue(self.cfg.out_dir, e, self.measurements, self.ratios, m, self.cfg.order)
 
 
+class Visits:
+    """The run's visits: the planned rounds over every block, then revisits of
+    the blocks that need them, each block's cells one after the other."""
+
+    def __init__(self, cfg, measurements, pinner, writer, launcher, progress):
+        self.cfg, self.pinner, self.writer, self.launcher, self.progress = \
+            cfg, pinner, writer, launcher, progress
+        self.ratios = writer.ratios
+        self.of = {m.cell: m for m in measurements}
+        self.moved = {}      # block -> visits of it during which a CPU it ran on changed state
+        self.revisited = {}  # block -> revisits made
+        self.work_loops = {}  # rounds.work_key -> W's loop count, from the first cell that measured it
+
+    def block(self, rnd, cells):
+        """One visit of a block: its cells in the order given, between two probes."""
+        before = self.pinner.before_block()
+        for c in cells:
+            m = self.of[c]
+            if rnd and m.status != "ok":
+                self.progress.skip(rnd)
+                continue
+            self.progress.before(m, rnd)
+            t0 = time.monotonic()
+            key = rounds.work_key(c)
+            rounds.measure(m, self.cfg, self.launcher, rnd, self.work_loops.get(key))
+            loops = (m.result or {}).get("metrics", {}).get("work_loops") if m.status == "ok" else None
+            if loops is not None:
+                self.work_loops.setdefault(key, int(loops))
+            self.progress.after(m, time.monotonic() - t0, rnd)
+            self.writer.maybe()
+        many = any(c.threaded and c.threads > 1 for c in cells)
+        if self.pinner.after_block(before, many):
+            b = matrix.block_of(cells[0])
+            self.moved[b] = self.moved.get(b, 0) + 1
+
+    def planned(self):
+        for rnd in range(self.cfg.rounds):
+            for cells in matrix.blocks(matrix.round_order(self.cfg.cells, rnd, self.cfg.seed)):
+                self.block(rnd, cells)
+
+    def revisits(self):
+        """Up to cfg.revisits more rounds over the blocks that need one, the most
+        needed first while the revisits stay within REVISIT_SHARE of the
+        planned visits: every round visits them in a new shuffled order, and
+        pairs stay in one round."""
+        size = {}
+        for c in self.cfg.cells:
+            size[matrix.block_of(c)] = size.get(matrix.block_of(c), 0) + 1
+        budget = int(REVISIT_SHARE * len(self.cfg.cells) * self.cfg.rounds)
+        for extra in range(self.cfg.revisits):
+            todo = []
+            for b in aggregate.to_revisit(self.ratios.of(list(self.of.values())), self.moved, self.revisited):
+                if size[b] <= budget:
+                    todo.append(b)
+                    budget -= size[b]
+            if not todo:
+                return
+            rnd = self.cfg.rounds + extra
+            cells = [c for c in self.cfg.cells if matrix.block_of(c) in todo]
+            self.progress.revisit(extra, len(cells))
+            for b in todo:
+                self.revisited[b] = self.revisited.get(b, 0) + 1
+            for block in matrix.blocks(matrix.round_order(cells, rnd, self.cfg.seed)):
+                self.block(rnd, block)
+
+    def note(self):
+        """What meta.json says of the revisits."""
+        return {"limit": self.cfg.revisits, "blocks_revisited": len(self.revisited),
+                "revisits": sum(self.revisited.values()),
+                "visits_with_a_cpu_that_moved": sum(self.moved.values())}
+
+    def time_note(self):
+        """Where the run's time went (meta.json "time"): processes of each kind
+        with their wall time, the time in samples, the CPU probes."""
+        out = {k: {"processes": n, "seconds": round(s, 2), "ms_each": round(1000 * s / n, 1)}
+               for k, (n, s) in sorted(self.launcher.spent.items()) if n}
+        sampled = sum(sum(m.result["samples_ns"]) for m in self.of.values() if m.status == "ok") / 1e9
+        out["in samples"] = {"seconds": round(sampled, 2)}
+        out["CPU probes"] = {"probes": self.pinner.probes, "seconds": round(self.pinner.seconds, 2)}
+        return out
+
+
 def visit_all(cfg, measurements, pinner, writer):
-    """Every visit of every round; raises KeyboardInterrupt on Ctrl-C or SIGTERM."""
+    """Every visit of every round, then the revisits; raises KeyboardInterrupt on
+    Ctrl-C or SIGTERM. writer.visits keeps what meta.json says of them."""
     progress = Progress(len(measurements), cfg.rounds, len(cfg.compilers) > 1)
-    of = {m.cell: m for m in measurements}
     # the run folder's temporary space (mmap_file's files, which the strategy
     # unlinks as soon as they are mapped): gone at the end, also on Ctrl-C
     tmpdir = os.path.join(cfg.out_dir, "tmp")
     try:
         os.makedirs(tmpdir, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="allocmark-") as scratch:
-            launcher = Launcher(cfg.timeout, scratch, tmpdir, pinner)
-            block = None
-            for i, (rnd, cell) in enumerate(matrix.visits(list(cfg.cells), cfg.rounds, cfg.seed)):
-                m = of[cell]
-                if rnd and m.status != "ok":
-                    progress.skip()
-                    continue
-                if matrix.block_of(cell) != block:  # the probe moves cells to another CPU between blocks only
-                    block = matrix.block_of(cell)
-                    pinner.refresh()
-                progress.before(i, m, rnd)
-                t0 = time.monotonic()
-                rounds.measure(m, cfg, launcher, rnd)
-                progress.after(i, m, time.monotonic() - t0, rnd)
-                writer.maybe()
+            visits = Visits(cfg, measurements, pinner, writer, Launcher(cfg.timeout, scratch, tmpdir, pinner,
+                                                                cfg.keep_allocator_env),
+                            progress)
+            writer.visits = visits
+            visits.planned()
+            visits.revisits()
     finally:
         pinning.place(None)  # the counting tables and the report: every CPU again
         shutil.rmtree(tmpdir, ignore_errors=True)
@@ -124,11 +211,14 @@ def run(cfg):
     create_folder(cfg.out_dir)
     print_plan(cfg)
     static = meta.static_meta(cfg)
+    warning = environment.warning(static["environment"]["unfriendly"])
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     pinner = pinning.Pinner(cfg.probe_exe(), cfg.cpu)
     if pinner.cpu is not None:
         print(f"single-threaded cells run on CPU {pinner.cpu} ({pinner.note['why']})", flush=True)
     measurements = [aggregate.Measurement(c) for c in cfg.cells]
-    ratios = aggregate.Ratios(cfg.baseline, cfg.seed)
+    ratios = aggregate.Ratios(cfg.baseline, cfg.settings)
     writer = Writer(cfg, static, measurements, ratios, pinner)
     state = "finished"
     prev = signal.signal(signal.SIGTERM, on_sigterm)
@@ -138,7 +228,7 @@ def run(cfg):
         state = "interrupted"
     finally:
         signal.signal(signal.SIGTERM, prev)
-    aggregate.finalize(measurements, cfg.seed)
+    aggregate.finalize(measurements, cfg.settings)
     if state == "finished" and cfg.stats_tables:
         try:
             counting_tables.write(cfg)

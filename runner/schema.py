@@ -10,23 +10,32 @@ import math
 # param); in memory size and threads are ints and param a float
 KEY = ("compiler", "strategy", "workload", "size", "threads", "param")
 
-SAMPLE_COLS = list(KEY) + ["sample", "reps", "ns", "ns_per_op", "round"]
+SAMPLE_COLS = list(KEY) + ["sample", "reps", "ns", "ns_per_op", "round", "minor_faults", "major_faults"]
 SUMMARY_COLS = list(KEY) + [
-    "status", "reason", "samples", "reps", "ops_per_rep", "median_ns_per_op", "min_ns_per_op",
-    "ci_low_ns", "ci_high_ns", "cv", "peak_rss_bytes", "bytes_requested", "bytes_peak", "reserved_peak",
-    "overhead_pct", "allocs", "frees", "instructions_per_op", "cycles_per_op"]
+    "status", "reason", "samples", "visits", "reps", "ops_per_rep", "median_ns_per_op", "min_ns_per_op",
+    "ci_low_ns", "ci_high_ns", "cv", "unstable", "peak_rss_bytes", "bytes_requested", "bytes_peak", "reserved_peak",
+    "overhead_pct", "allocs", "frees", "instructions_per_op", "cycles_per_op", "minor_faults_per_op",
+    "major_faults_per_op", "inputs", "malloc"]
 # summary.csv's figures computed from the samples; the rest the cell reported
-FROM_SAMPLES = ("samples", "median_ns_per_op", "min_ns_per_op", "ci_low_ns", "ci_high_ns", "cv")
+FROM_SAMPLES = ("samples", "visits", "median_ns_per_op", "min_ns_per_op", "ci_low_ns", "ci_high_ns", "cv",
+                "unstable", "minor_faults_per_op", "major_faults_per_op")
+# a ratio: the paired estimate over the rounds both cells visited (pairs), its
+# interval, significant (marked as a difference: the interval excludes 1 and
+# the ratio clears the run's margin) and unstable (either cell is)
 RATIO_COLS = ["compiler", "workload", "size", "threads", "param", "strategy", "baseline", "ratio",
-              "ci_low", "ci_high", "significant"]
+              "ci_low", "ci_high", "pairs", "significant", "unstable"]
 METRIC_COLS = list(KEY) + ["metric", "value"]
 
 COLUMNS = {"samples.csv": SAMPLE_COLS, "summary.csv": SUMMARY_COLS, "ratios.csv": RATIO_COLS,
            "metrics.csv": METRIC_COLS}
 # columns read as text; every other column is a number (empty: not available)
-TEXT = {"compiler", "strategy", "workload", "status", "reason", "baseline", "metric"}
+# (inputs: the cell's digest of the work it ran, 16 hex digits; malloc: the
+# library that served malloc in the cell's process, with its version)
+TEXT = {"compiler", "strategy", "workload", "status", "reason", "baseline", "metric", "inputs", "malloc"}
 # columns a run folder written before they existed may lack, and their value then
-DEFAULTS = {"threads": 1, "param": 0.0, "round": 1}
+DEFAULTS = {"threads": 1, "param": 0.0, "round": 1, "visits": None, "unstable": None, "pairs": None,
+            "minor_faults": None, "major_faults": None, "minor_faults_per_op": None, "major_faults_per_op": None,
+            "inputs": "", "malloc": ""}
 
 
 def fmt(v):
@@ -85,5 +94,5 @@ def key_of(row):
 
 
 def key_fields(key):
-    """A key as the CSV writes it (the seeds of the bootstrap hash this text)."""
+    """A key as the CSV writes it."""
     return [fmt(v) for v in key]

@@ -1,16 +1,43 @@
 """tables.py: turns a run's summary and ratio entries into the tables people read:
 one table per compiler and workload, a line per size, the median time per op
 of each strategy, then each strategy's ratio to the baseline with its 95%
-interval. Plain text (for the terminal and tables.txt) and Markdown
-(tables.md). It does no statistics of its own, and takes numbers: entries are
-dicts with the columns of summary.csv / ratios.csv (schema.py) in their types
-(size and threads ints, param and figures floats, None where empty)."""
+interval and its marks. Plain text (for the terminal and tables.txt) and
+Markdown (tables.md). It does no statistics of its own, and takes numbers:
+entries are dicts with the columns of summary.csv / ratios.csv (schema.py) in
+their types (size and threads ints, param and figures floats, None where empty)."""
+import collections
+
 from runner.schema import fmt
 
 NOT_SIGNIFICANT = "~"
-LEGEND = ("median time per operation; ratio = strategy / {baseline} (above 1: slower than "
-          "{baseline}) with its 95% bootstrap interval; " + NOT_SIGNIFICANT +
-          " = not significant (the interval contains 1)")
+UNSTABLE = "?"
+# what the marks of a table mean: the run's margin and unstable width, and
+# the line on the A/A control (or None)
+Marks = collections.namedtuple("Marks", "margin unstable_width control", defaults=(0.02, 0.10, None))
+
+
+def percent(share):
+    return f"{100 * share:g}%"
+
+
+def marks_legend(marks):
+    """What ~ and ? mean, and how often the A/A control was marked."""
+    text = (f"{NOT_SIGNIFICANT} = not marked as a difference (the interval holds 1, the ratio is within "
+            f"{percent(marks.margin)} of 1, or fewer than 6 rounds paired); {UNSTABLE} = unstable (the 95% "
+            f"interval is wider than {percent(marks.unstable_width)} even after revisits: a cell's visits, or a "
+            f"ratio's pairs of visits, disagree)")
+    return text + (f"; {marks.control}" if marks.control else "")
+
+
+def ratio_legend(baseline, marks):
+    return ("median time per operation over the cell's visits (one process each); ratio = strategy / "
+            f"{baseline} (above 1: slower than {baseline}) from the visits of the two in the same rounds, "
+            "with its 95% interval; " + marks_legend(marks))
+
+
+def time_legend(marks):
+    return (f"median time per operation over the cell's visits (one process each); {UNSTABLE} = unstable "
+            f"(its median's interval is wider than {percent(marks.unstable_width)})")
 
 _UNITS = [(1.0, "ns"), (1e3, "\u00b5s"), (1e6, "ms"), (1e9, "s")]
 
@@ -53,9 +80,9 @@ def _bound(v):
     return f"{v:.3f}" if text == "1.00" and v != 1 else text
 
 
-def format_ratio(ratio, low, high, significant):
+def format_ratio(ratio, low, high, significant, unstable=False):
     mark = "" if significant else NOT_SIGNIFICANT
-    return f"{mark}{_three_digits(ratio)} [{_bound(low)}, {_bound(high)}]"
+    return f"{mark}{_three_digits(ratio)} [{_bound(low)}, {_bound(high)}]" + (UNSTABLE if unstable else "")
 
 
 OVERSUBSCRIBED = "*"
@@ -92,7 +119,7 @@ def _cell_text(r):
         return "n/a"
     if r["status"] != "ok":
         return "failed"
-    return format_time(r["median_ns_per_op"])
+    return format_time(r["median_ns_per_op"]) + (UNSTABLE if r.get("unstable") else "")
 
 
 def _over_note(cpus, rows):
@@ -101,12 +128,12 @@ def _over_note(cpus, rows):
     return ""
 
 
-def build(summary, ratios, baseline, strategies=None, cpus=None):
+def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks()):
     """Tables as dicts {title, header, lines, legend}; lines of strings. summary
     and ratios are lists of typed entries (see the top). strategies orders the
     columns (default: order of first appearance). A workload swept over
     threads or param gets one table per size, a line per (threads, param);
-    cpus marks the oversubscribed lines."""
+    cpus marks the oversubscribed lines; marks: what the legend says of the marks."""
     order = list(strategies or [])
     for r in summary:
         if r["strategy"] not in order:
@@ -126,7 +153,7 @@ def build(summary, ratios, baseline, strategies=None, cpus=None):
         present = [s for s in order if any(r["strategy"] == s for r in rows)]
         compared = [s for s in present if s != baseline] if baseline in present else []
         if key[2] == "size":
-            tables.append(_swept_table(key, rows, present, compared, baseline, ratio_at, cpus))
+            tables.append(_swept_table(key, rows, present, compared, baseline, ratio_at, cpus, marks))
             continue
         compiler, workload, threads, param = key
         header = ["size"] + present + [f"{s}/{baseline}" for s in compared]
@@ -144,18 +171,17 @@ def build(summary, ratios, baseline, strategies=None, cpus=None):
             out_rows.append(line)
         title = f"{compiler}: {workload}" + variant_suffix(threads, param)
         tables.append({"title": title, "header": header, "lines": out_rows,
-                       "legend": LEGEND.format(baseline=baseline) if compared else
-                       "median time per operation"})
+                       "legend": ratio_legend(baseline, marks) if compared else time_legend(marks)})
     return tables
 
 
 def _ratio_text(q):
     if q is None or q.get("ratio") is None:
         return "-"
-    return format_ratio(q["ratio"], q["ci_low"], q["ci_high"], bool(q["significant"]))
+    return format_ratio(q["ratio"], q["ci_low"], q["ci_high"], bool(q["significant"]), bool(q.get("unstable")))
 
 
-def _swept_table(key, rows, present, compared, baseline, ratio_at, cpus):
+def _swept_table(key, rows, present, compared, baseline, ratio_at, cpus, marks):
     compiler, workload, _, size = key
     by_tp = {}
     for r in rows:
@@ -170,13 +196,13 @@ def _swept_table(key, rows, present, compared, baseline, ratio_at, cpus):
         for s in compared:
             line.append(_ratio_text(ratio_at.get(_at(any_row, s))))
         out_rows.append(line)
-    legend = (LEGEND.format(baseline=baseline) if compared else "median time per operation") + \
+    legend = (ratio_legend(baseline, marks) if compared else time_legend(marks)) + \
         "; n/a = the workload does not apply to the strategy" + _over_note(cpus, out_rows)
     return {"title": f"{compiler}: {workload} (size {size})", "header": header, "lines": out_rows,
             "legend": legend}
 
 
-def build_versus(summary, versus, strategies=None, cpus=None, shared=None):
+def build_versus(summary, versus, strategies=None, cpus=None, shared=None, marks=Marks()):
     """Derived tables: each strategy's time over a reference row's (ratios
     with baseline = that row), a line per (threads, param) at each size.
     shared: strategy -> True when its cells used one heap from every thread."""
@@ -218,9 +244,10 @@ def build_versus(summary, versus, strategies=None, cpus=None, shared=None):
                 else:
                     line.append(_ratio_text(q))
             out_rows.append(line)
-        legend = (f"slowdown against {ref} (time per op / {ref}'s, above 1: slower) with its 95% bootstrap "
-                  f"interval; {NOT_SIGNIFICANT} = not significant; shared = one heap for every thread, "
-                  f"own heaps = a heap per thread; n/a = does not apply" + _over_note(cpus, out_rows))
+        legend = (f"slowdown against {ref} (time per op / {ref}'s, above 1: slower) from the visits of the two "
+                  f"in the same rounds, with its 95% interval; {marks_legend(marks._replace(control=None))}; "
+                  f"shared = one heap for every thread, own heaps = a heap per thread; n/a = does not apply" +
+                  _over_note(cpus, out_rows))
         tables.append({"title": f"{compiler}: {workload} against {ref} (size {size})", "header": header,
                        "lines": out_rows, "legend": legend})
     return tables
@@ -265,8 +292,8 @@ def build_bench_lines(summary, metrics, workload, ref, strategies=None):
                        "header": ["strategy", "ops/s", "best ops/s", "avg", "p50", "p95", "p99", "Peak RAM",
                                   f"ops/s vs {ref}"],
                        "lines": out,
-                       "legend": "ops/s = queries per second, median of the samples \u00b1 half its 95% "
-                                 "bootstrap interval; best = the fastest sample; latencies of single queries "
+                       "legend": "ops/s = queries per second, median of the visits \u00b1 half its 95% "
+                                 "interval; best = the fastest sample; latencies of single queries "
                                  f"in the last repetition; Peak RAM = the cell's peak RSS; vs {ref}: above 0 = "
                                  "more queries per second"})
     return tables

@@ -39,4 +39,4 @@ static double list_create_ops(size_t size) { return (double)size; }
 const am_workload am_workload_list_create = {
     "list_create", "list<int> of len values built by push_back, then destroyed",
     am_sizes_linear, am_sizes_log, list_create_reps,
-    list_create_ops, list_create_run, list_create_reference, 0, 1};
+    list_create_ops, list_create_run, list_create_reference, 0, 1, 0};

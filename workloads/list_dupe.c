@@ -45,4 +45,4 @@ static double list_dupe_ops(size_t size) { return (double)size; }
 const am_workload am_workload_list_dupe = {
     "list_dupe", "list<int> of len values deep-copied on the same heap, the copy walked, both destroyed",
     am_sizes_linear, am_sizes_log, list_dupe_reps,
-    list_dupe_ops, list_dupe_run, list_dupe_reference, 0, 1};
+    list_dupe_ops, list_dupe_run, list_dupe_reference, 0, 1, 0};

@@ -66,4 +66,4 @@ static double list_iterate_ops(size_t size) { return (double)size * LI_PASSES; }
 const am_workload am_workload_list_iterate = {
     "list_iterate", "list<int> of len values built interleaved with a list of 40-byte records, then summed over 20 passes",
     am_sizes_linear, am_sizes_log, list_iterate_reps,
-    list_iterate_ops, list_iterate_run, list_iterate_reference, 0, 1};
+    list_iterate_ops, list_iterate_run, list_iterate_reference, 0, 1, 0};

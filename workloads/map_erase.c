@@ -100,4 +100,4 @@ static double map_erase_ops(size_t size) { return (double)(size + size / 2); }
 const am_workload am_workload_map_erase = {
     "map_erase", "map<int, int> of len random keys; len/2 times the lower_bound of a random key erased",
     am_sizes_linear, am_sizes_log, map_erase_reps,
-    map_erase_ops, map_erase_run, map_erase_reference, 0, 4};
+    map_erase_ops, map_erase_run, map_erase_reference, 0, 4, 0};

@@ -49,4 +49,4 @@ static double thrash_pool_iter_ops(size_t size) { return (double)size; } /* elem
 const am_workload am_workload_thrash_pool_iter = {
     "thrash_pool_iter", "vector<{int; char}>(len) value-initialised, filled, char fields summed (2009 Boost monotonic comparison)",
     am_sizes_linear, am_sizes_log, thrash_pool_iter_reps,
-    thrash_pool_iter_ops, thrash_pool_iter_run, thrash_pool_iter_reference, 0, 1};
+    thrash_pool_iter_ops, thrash_pool_iter_run, thrash_pool_iter_reference, 0, 1, 0};

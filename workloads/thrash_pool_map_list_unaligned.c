@@ -108,4 +108,4 @@ const am_workload am_workload_thrash_pool_map_list_unaligned = {
     "thrash_pool_map_list_unaligned",
     "map<int, list<{int; char}>>: len records appended to the lists of random keys in [0, len/10] (2009 Boost monotonic comparison)",
     am_sizes_linear, am_sizes_log, thrash_pool_map_list_unaligned_reps,
-    thrash_pool_map_list_unaligned_ops, thrash_pool_map_list_unaligned_run, thrash_pool_map_list_unaligned_reference, 0, 4};
+    thrash_pool_map_list_unaligned_ops, thrash_pool_map_list_unaligned_run, thrash_pool_map_list_unaligned_reference, 0, 4, 0};

@@ -54,4 +54,4 @@ static double thrash_pool_sort_list_int_ops(size_t size) { return (double)size; 
 const am_workload am_workload_thrash_pool_sort_list_int = {
     "thrash_pool_sort_list_int", "list<int> of len random values, list merge sort (relinks nodes) (2009 Boost monotonic comparison)",
     am_sizes_linear, am_sizes_log, thrash_pool_sort_list_int_reps,
-    thrash_pool_sort_list_int_ops, thrash_pool_sort_list_int_run, thrash_pool_sort_list_int_reference, 0, 4};
+    thrash_pool_sort_list_int_ops, thrash_pool_sort_list_int_run, thrash_pool_sort_list_int_reference, 0, 4, 0};

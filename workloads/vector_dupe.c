@@ -48,4 +48,4 @@ static double vector_dupe_ops(size_t size) { return (double)size; } /* elements 
 const am_workload am_workload_vector_dupe = {
     "vector_dupe", "vector<int> of len values built by push_back, deep-copied, the copy summed",
     am_sizes_linear, am_sizes_log, vector_dupe_reps,
-    vector_dupe_ops, vector_dupe_run, vector_dupe_reference, 0, 1};
+    vector_dupe_ops, vector_dupe_run, vector_dupe_reference, 0, 1, 0};

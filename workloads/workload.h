@@ -34,6 +34,10 @@ typedef struct am_job {
     /* threaded workloads: the time the repetition measured (threads and their
      * heaps are made before it starts and joined after it stops), set by run */
     uint64_t timed_ns;
+    /* set while the cell ages a heap (am_workload.age): the repetition only
+     * has to leave the heap as a real one would, so a workload may skip work
+     * that allocates nothing (a sort in place); its checksum is not read */
+    int aging;
     /* extra figures the workload reports (latency percentiles ...), printed by the cell */
     int metric_count;
     const char *metric_names[AM_MAX_METRICS];
@@ -60,6 +64,12 @@ typedef struct am_workload {
      * counts as 1). More where the work itself depends on the seed (a random
      * length), one where only the values do. */
     unsigned seeds;
+    /* Repetitions a heap runs, untimed, before it is measured (am-cell --age
+     * overrides): where a strategy's state keeps changing over a program's
+     * life (a Boost pool's free list fragments with every unordered free of
+     * an array), the cell measures a heap of that age, not a new one. Every
+     * row of a block gets the same age. 0 for most workloads. */
+    unsigned age;
 } am_workload;
 
 AM_INLINE unsigned am_seed_count(const am_workload *w) { return w->seeds ? w->seeds : 1; }

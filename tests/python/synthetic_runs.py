@@ -24,19 +24,14 @@ def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2"
             continue
         row = {c: "" for c in schema.SUMMARY_COLS}
         row.update(zip(["compiler", "strategy", "workload", "size", "threads", "param"], key))
-        lo, hi = stats.median_ci(xs, 1)
-        row.update({"status": "ok", "samples": len(xs), "reps": 1, "ops_per_rep": 1,
-                    "median_ns_per_op": stats.median(xs), "min_ns_per_op": min(xs),
-                    "ci_low_ns": lo, "ci_high_ns": hi, "cv": stats.cv(xs)})
+        iv = stats.median_interval(xs)
+        row.update({"status": "ok", "samples": len(xs), "visits": len(xs), "reps": 1, "ops_per_rep": 1,
+                    "median_ns_per_op": iv.estimate, "min_ns_per_op": min(xs),
+                    "ci_low_ns": iv.low, "ci_high_ns": iv.high, "cv": stats.cv(xs)})
         summary.append([row[c] for c in schema.SUMMARY_COLS])
         for i, x in enumerate(xs):
-            samples.append(key + [i, 1, x, x, 1])
-    for name, cols, rows in (("summary.csv", schema.SUMMARY_COLS, summary),
-                             ("samples.csv", schema.SAMPLE_COLS, samples)):
-        with open(os.path.join(path, name), "w", newline="") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(cols)
-            w.writerows(rows)
+            samples.append(key + [i, 1, x, x, i + 1])
+    write_lines(path, summary, samples)
     strategies = []
     for k in cells:
         if k[1] not in strategies:
@@ -49,6 +44,17 @@ def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2"
     with open(os.path.join(path, "meta.json"), "w") as f:
         json.dump(meta, f)
     return path
+
+
+def write_lines(path, summary, samples):
+    """summary.csv and samples.csv in the run folder path, from lines in the schema's columns."""
+    for name, cols, rows in (("summary.csv", schema.SUMMARY_COLS, summary),
+                             ("samples.csv", schema.SAMPLE_COLS, samples)):
+        with open(os.path.join(path, name), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(cols)
+            # lines written in fewer columns leave the later ones empty
+            w.writerows(list(r) + [""] * (len(cols) - len(r)) for r in rows)
 
 
 def read_csv(path):

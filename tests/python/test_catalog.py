@@ -90,7 +90,7 @@ class BuiltRows(unittest.TestCase):
         cls.out = os.path.join(cls.tmp.name, "run")
         cls.root = root
         cls.p = cls.run_on(["--workloads", "thrash_pool", "--sizes", "10", "--samples", "3", "--min-ms", "1",
-                            "--seed", "5", "--cpu", "none", "--no-stats-tables", "--out", cls.out])
+                            "--revisits", "0", "--seed", "5", "--cpu", "none", "--no-stats-tables", "--out", cls.out])
 
     @classmethod
     def run_on(cls, args):
@@ -123,6 +123,30 @@ class BuiltRows(unittest.TestCase):
         p = self.run_on(["--allocators", "retired_row", "--out", os.path.join(self.tmp.name, "never")])
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("unknown strategy 'retired_row'", p.stderr)
+
+
+class Suites(unittest.TestCase):
+    LISTED = [{"name": "a"}, {"name": "b", "suite": "default"}, {"name": "c", "suite": "dimensions"}]
+
+    def test_a_suite_is_its_workloads_in_list_order(self):
+        from runner import catalog
+        self.assertEqual(catalog.suite_workloads(self.LISTED, "default"), ["a", "b"])
+        self.assertEqual(catalog.suite_workloads(self.LISTED, "dimensions"), ["c"])
+        self.assertEqual(catalog.suite_workloads(self.LISTED, "all"), ["a", "b", "c"])
+
+    def test_an_unknown_suite_names_the_suites(self):
+        from runner import catalog
+        from runner.errors import UsageError
+        with self.assertRaisesRegex(UsageError, "unknown suite 'dims'; valid: all, default, dimensions"):
+            catalog.suite_workloads(self.LISTED, "dims")
+
+    def test_the_runner_refuses_an_unknown_suite(self):
+        tr.ensure_cells("system,monotonic")
+        with tempfile.TemporaryDirectory() as tmp:
+            p = tr.run(["--suite", "no-such-suite", "--out", os.path.join(tmp, "never")])
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn("unknown suite 'no-such-suite'", p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "never")))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
 """Tests of runner/compare.py on synthetic run folders: cells matched across
-runs, ratios to the first run from the samples, cells missing from a run
-listed (never dropped), and bad folders refused with exit 2 naming the file."""
+runs, ratios to the first run from the visits, cells missing from a run
+listed (never dropped), the regression gate (--base), and bad folders refused
+with exit 2 naming the file."""
+import math
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -152,6 +155,94 @@ class RatioAgreement(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("B: 0 of 4 cells (0%) have a median within 5% of A's", p.stdout)
         self.assertIn("B: 2 of 3 ratios to monotonic (67%) are within 5% of A's (one thread 2 of 3)", p.stdout)
+
+
+def gate_runs(tmp, regression=1.0, seed=3):
+    """Two runs of 4 strategies x 12 blocks, 8 visits each (a 2% spread a process);
+    B's machine is 1.3 times slower all over, and B's pool at list_dupe 1810 is
+    `regression` times slower still."""
+    rng = random.Random(seed)
+    level = {s: v for s, v in (("monotonic", 10.0), ("system", 30.0), ("pool", 50.0), ("control", 10.0))}
+    a, b = {}, {}
+    for w in ("thrash_pool", "list_dupe", "map_erase", "alloc_pair"):
+        for size in (10, 1010, 1810):
+            for s, v in level.items():
+                k = ("gcc", s, w, size)
+                a[k] = [v * size * math.exp(rng.gauss(0, 0.02)) for _ in range(8)]
+                slower = regression if (s, w, size) == ("pool", "list_dupe", 1810) else 1.0
+                b[k] = [1.3 * slower * v * size * math.exp(rng.gauss(0, 0.02)) for _ in range(8)]
+    return (syn.write_run(os.path.join(tmp, "a"), a, ["gcc"], baseline="monotonic"),
+            syn.write_run(os.path.join(tmp, "b"), b, ["gcc"], baseline="monotonic"))
+
+
+class Gate(unittest.TestCase):
+    """compare --base (make compare BASE=...): the cells that moved beyond the
+    noise, judged on the ratios to the baseline, and exit 1 when one did."""
+
+    def test_a_regression_is_named_and_fails_the_gate(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = gate_runs(tmp, regression=1.25)
+            p = compare(["--base", a, b, "--out", os.path.join(tmp, "cmp")])
+            with open(os.path.join(tmp, "cmp", "compare.md")) as f:
+                md = f.read()
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        moved = [line.strip() for line in p.stdout.splitlines() if line.strip().startswith("moved:")]
+        self.assertEqual(len(moved), 1, p.stdout)
+        self.assertRegex(moved[0], r"^moved: gcc pool list_dupe 1810: 5\.\d+ -> 6\.\d+ \(\+2\d\.\d%")
+        self.assertIn("1 of 36 cells moved beyond the noise.", p.stdout)
+        self.assertIn("1 cell(s) moved against", p.stderr)
+        self.assertIn("## Gate: B against A", md)
+
+    def test_a_slower_machine_alone_moves_nothing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = gate_runs(tmp)
+            p = compare(["--base", a, b, "--out", os.path.join(tmp, "cmp")])
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("0 of 36 cells moved beyond the noise.", p.stdout)
+            # without --base the runs are only put side by side: never exit 1
+            a, b = gate_runs(tmp, regression=1.25)
+            p = compare([a, b, "--out", os.path.join(tmp, "cmp2")])
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertNotIn("Gate:", p.stdout)
+
+    def test_a_change_within_the_margin_or_the_noise_does_not_move(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = gate_runs(tmp, regression=1.25)
+            p = compare(["--base", a, b, "--margin", "30%", "--out", os.path.join(tmp, "cmp")])
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            p = compare(["--base", a, b, "--margin", "2", "--out", os.path.join(tmp, "cmp")])
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("'2'", p.stderr)
+
+    def test_a_base_without_a_baseline_is_bad_input(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            a = syn.write_run(os.path.join(tmp, "a"), RUN_A, ["gcc"])
+            b = syn.write_run(os.path.join(tmp, "b"), RUN_B, ["gcc"])
+            p = compare(["--base", a, b, "--out", os.path.join(tmp, "cmp")])
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn("names no baseline", p.stderr)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "cmp")))
+
+    def test_the_noise_threshold_is_four_robust_sds_of_the_changes(self):
+        sys.path.insert(0, os.path.join(HERE, "..", ".."))
+        from runner import gate, stats
+
+        def change(threads, log_change):
+            e = math.exp(log_change)
+            return gate.Change(("gcc", "x", "w", 1, threads, 0.0), 1.0, e,
+                               stats.Interval(e, e * 0.99, e * 1.01, 8, True))
+        # twelve one-thread changes of -1%, 0 and +1% (robust SD 1.48%, threshold 6.1%), one of 8%;
+        # one cell with several threads: too few of its kind, it is judged with the others' noise
+        one = [change(1, x) for x in (-0.01, 0.0, 0.01) * 4 + (0.08,)]
+        found = one + [change(2, 0.4)]
+        noise = gate.judge(found, 0.02)
+        self.assertAlmostEqual(noise["one thread"], math.expm1(4 * 1.4826 * 0.01))
+        self.assertEqual(noise["several threads"], noise["one thread"])
+        self.assertEqual([c.moved for c in found], [False] * 12 + [True, True])
+        # a change every ratio shares (the baseline itself moved) stands out of the noise
+        shared = [change(1, 0.10 + x) for x in (-0.01, 0.01) * 6]
+        gate.judge(shared, 0.02)
+        self.assertTrue(all(c.moved for c in shared))
 
 
 class BadInput(unittest.TestCase):

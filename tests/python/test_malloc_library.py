@@ -34,17 +34,8 @@ def system_rows():
 
 
 def library_matches(libs, malloc):
-    """The rule the runner applies: a row linking -l<name> is served by the file
-    lib<name>.*, a row linking a file by its path (EXTERNAL) by a file of the
-    same name before .so (libfoo.so.2 for /x/libfoo.so); a row linking
-    nothing by the C library (libc.* on Linux)."""
-    library = malloc.split()[0] if malloc else ""
-    names = [w[2:] for w in libs.split() if w.startswith("-l")]
-    names += [os.path.basename(w).split(".so")[0][3:] for w in libs.split()
-              if os.path.isabs(w) and os.path.basename(w).startswith("lib") and ".so" in w]
-    if names:
-        return any(library.startswith("lib" + n + ".") for n in names)
-    return library.startswith("libc.") or not sys.platform.startswith("linux")
+    """The runner's rule (catalog.served_by_its_library) for a row linking libs."""
+    return catalog.served_by_its_library(catalog.Row("", "system", "", libs, ""), malloc)
 
 
 def cell_malloc(path, *extra):

@@ -1,6 +1,7 @@
 """The choice of CPU for single-threaded cells (runner/pinning.py), with the
 probe replaced by made-up timings: the fastest CPU wins, near ties keep the
-current one, a later probe moves the cells when the CPUs swap speeds."""
+current one, a later probe moves the cells when the CPUs swap speeds, and a
+CPU whose probe time changed around a block moved."""
 import os
 import subprocess
 import sys
@@ -47,6 +48,28 @@ class Choice(unittest.TestCase):
         with mock.patch.object(pinning, "probe_once", probe):
             self.assertEqual(p.refresh(), 0)
         self.assertEqual((p.note["pinned"], p.note["switches"], p.note["probes"]), (0, 1, 2))
+
+    def test_a_cpu_that_changed_state_during_a_block_moved(self):
+        p, probe = pinner({0: 100.0, 1: 60.0})
+        self.assertEqual(p.cpu, 1)
+        with mock.patch.object(pinning, "probe_once", probe):
+            before = p.before_block()
+            self.assertEqual(before, {0: 100.0, 1: 60.0})
+            probe.speeds.update({0: 200.0})  # the CPU the block did not run on
+            self.assertFalse(p.after_block(before, many_threads=False))
+            self.assertTrue(p.after_block(before, many_threads=True))  # a block of cells on every CPU
+            before = p.before_block()
+            probe.speeds.update({1: 65.0})  # 8%: the probe's own noise
+            self.assertFalse(p.after_block(before, many_threads=False))
+            before = p.before_block()
+            probe.speeds.update({1: 130.0})  # the slow state
+            self.assertTrue(p.after_block(before, many_threads=False))
+
+    def test_no_probe_no_move(self):
+        p, _ = pinner({0: 1.0, 1: 2.0}, request=1)
+        self.assertEqual(p.before_block(), {})
+        self.assertFalse(p.after_block({}, many_threads=False))
+        self.assertFalse(pinning.moved({0: 100.0}, {1: 300.0}, [0, 1]))
 
     def test_failed_probe_keeps_a_cpu(self):
         p, _ = pinner({})

@@ -4,6 +4,7 @@ compilers.*) made again from its samples.csv, with the figures summary.csv
 takes from the samples emptied first, come out byte for byte as the run
 wrote them. test_sweep.py and test_scenarios.py check their runs the same way."""
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -63,7 +64,58 @@ class Regenerate(unittest.TestCase):
             self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
             self.assertIn(os.path.join(tmp, "summary.csv"), p.stderr)
 
+    def test_a_run_of_the_old_format_gets_the_new_figures(self):
+        """A folder written before visits, pairs and unstable existed (and with no
+        statistics in meta.json) is read and rewritten with them."""
+        ensure_cells()
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run")
+            p = run(TINY + ["--sizes", "10", "--baseline", "system", "--cpu", "none", "--out", out])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            for name, gone in (("summary.csv", ("visits", "unstable")), ("ratios.csv", ("pairs", "unstable"))):
+                header, rows = read_csv(os.path.join(out, name))
+                with open(os.path.join(out, name), "w", newline="") as f:
+                    w = csv.writer(f, lineterminator="\n")
+                    w.writerow([c for c in header if c not in gone])
+                    w.writerows([[r[c] for c in header if c not in gone] for r in rows])
+            with open(os.path.join(out, "meta.json")) as f:
+                meta = json.load(f)
+            del meta["statistics"]
+            with open(os.path.join(out, "meta.json"), "w") as f:
+                json.dump(meta, f)
+            p = subprocess.run([sys.executable, RUNNER, "--regenerate", out], capture_output=True, text=True,
+                               timeout=120)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            header, rows = read_csv(os.path.join(out, "summary.csv"))
+            self.assertEqual(header, schema.SUMMARY_COLS)
+            self.assertEqual({r["visits"] for r in rows}, {"3"})
+            header, rows = read_csv(os.path.join(out, "ratios.csv"))
+            self.assertEqual((header, rows[0]["pairs"]), (schema.RATIO_COLS, "3"))
 
+    def test_another_margin_judges_the_marks_again_and_is_recorded(self):
+        ensure_cells()
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run")
+            p = run(TINY + ["--samples", "6", "--sizes", "10", "--baseline", "system", "--cpu", "none",
+                            "--out", out])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            _, rows = read_csv(os.path.join(out, "ratios.csv"))
+            ratio = float(rows[0]["ratio"])  # ideal against system
+            margin = 0.99  # a ratio within 1 / 1.99 and 1.99 is no longer marked
+            p = subprocess.run([sys.executable, RUNNER, "--regenerate", out, "--margin", "99%"],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            _, rows = read_csv(os.path.join(out, "ratios.csv"))
+            excludes = float(rows[0]["ci_low"]) > 1 or float(rows[0]["ci_high"]) < 1
+            self.assertEqual(rows[0]["significant"], "1" if excludes and not 1 / 1.99 < ratio < 1.99 else "0")
+            with open(os.path.join(out, "meta.json")) as f:
+                self.assertEqual(json.load(f)["statistics"]["margin"], margin)
+            with open(os.path.join(out, "tables.txt")) as f:
+                self.assertIn(f"within {100 * margin:g}% of 1", f.read())
+            p = subprocess.run([sys.executable, RUNNER, "--regenerate", out, "--margin", "x"],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("'x'", p.stderr)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 the page is well formed, shows every workload's table and plots with the CSV's numbers and the
 right colours, and still renders, naming the bad file, when the folder is damaged."""
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -188,6 +189,39 @@ class ReportOfGoodFolder(unittest.TestCase):
         method = self.root.by_id("method").text()
         self.assertIn("42", method)
         self.assertIn("split between 3 rounds", method)
+
+
+class ReportOfMarks(unittest.TestCase):
+    """What the page says of the marks: the margin, unstable ratios and cells (?),
+    and how often the A/A control row was marked."""
+
+    def test_margin_unstable_and_control(self):
+        tmp = tempfile.mkdtemp(prefix="am-report-")
+        try:
+            folder = fake_results.make(os.path.join(tmp, "run"), **fake_results.SMALL)
+            with open(os.path.join(folder, "meta.json")) as f:
+                meta = json.load(f)
+            meta.update(control={"row": "pool", "twin": "system"},
+                        statistics={"margin": 0.05, "unstable_width": 0.1},
+                        cells=dict(meta.get("cells") or {}, ok=17, unstable=1))
+            with open(os.path.join(folder, "meta.json"), "w") as f:
+                json.dump(meta, f)
+            ratios = read_csv(os.path.join(folder, "ratios.csv"))
+            ratios[0]["unstable"] = "1"
+            with open(os.path.join(folder, "ratios.csv"), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(ratios[0]), lineterminator="\n")
+                w.writeheader()
+                w.writerows(ratios)
+            marked = sum(r["significant"] == "1" for r in ratios if r["strategy"] == "pool")
+            n = sum(r["strategy"] == "pool" for r in ratios)
+            p, page = run_report(folder)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn(f"This run: {marked} of {n} marked", page)
+            self.assertIn("within 5% of 1", page)
+            self.assertIn("1 of 17 cells unstable", page)
+            self.assertIn("×?</span>", page)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 class ReportOfDamagedFolder(unittest.TestCase):

@@ -10,11 +10,12 @@ import subprocess
 import sys
 import types
 import unittest
+import unittest.mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, ensure_cells  # noqa: E402
-from runner import aggregate, catalog, matrix, outputs, progress, rounds, stats  # noqa: E402
+from runner import aggregate, catalog, matrix, outputs, progress, rounds, run, schema  # noqa: E402
 
 
 class Rounds(unittest.TestCase):
@@ -68,48 +69,61 @@ class Rounds(unittest.TestCase):
 
     def test_progress_names_the_cell_of_the_matrix_and_the_round(self):
         p = progress.Progress(40, 3, False)
-        self.assertEqual(p._where(0, 0), "cell 1/40 round 1/3")
-        self.assertEqual(p._where(45, 1), "cell 6/40 round 2/3")
-        self.assertEqual(progress.Progress(40, 1, False)._where(39, 0), "cell 40/40")
-        p.skip()  # a later round of a failed cell is not visited
-        self.assertEqual(p.total, 119)
+        self.assertEqual(p._where(0), "cell 1/40 round 1/3")
+        for _ in range(45):
+            p.skip(0 if p.i < 40 else 1)  # a later round of a failed cell is not visited
+        self.assertEqual(p._where(1), "cell 6/40 round 2/3")
+        self.assertEqual(p.total, 75)
+        one = progress.Progress(40, 1, False)
+        for _ in range(39):
+            one.skip(0)
+        self.assertEqual(one._where(0), "cell 40/40")
+
+    def test_progress_names_a_revisit_and_counts_its_visits(self):
+        p = progress.Progress(40, 3, False)
+        for rnd in range(3):
+            for _ in range(40):
+                p.skip(rnd)
+        p.revisit(0, 8)
+        self.assertEqual(p.total, 8)  # every planned visit skipped, the 8 of the revisit to come
+        p.skip(3)
+        self.assertEqual(p._where(3), "cell 2/8 revisit 1")
 
     def made_up_cell(self):
         c = aggregate.Measurement(matrix.Cell("cc", "system", "thrash_pool", 10, 1, 0.0, False))
         c.status, c.stats = "ok", {}
         c.result = {"reps": 4, "ops_per_rep": 2, "samples_ns": [800, 880], "sample_rounds": [0, 0],
                     "peak_rss": 100}
-        c.summary = aggregate.summarize(c, 1)
+        c.summary = aggregate.summarize(c)
         return c
 
-    def test_a_later_round_adds_its_samples(self):
+    def test_a_later_round_adds_its_samples_as_one_more_visit(self):
         c = self.made_up_cell()
-        rounds.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960], "peak_rss": 300}, None, 1, 1)
+        rounds.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960], "peak_rss": 300}, None, 1)
         self.assertEqual(c.status, "ok")
         self.assertEqual(c.result["samples_ns"], [800, 880, 960])
         self.assertEqual(c.result["sample_rounds"], [0, 0, 1])
         self.assertEqual(c.result["peak_rss"], 300)
-        self.assertEqual(c.summary["samples"], 3)
-        self.assertEqual(c.summary["median_ns_per_op"], 110)  # 880 / (4 reps x 2 ops)
+        self.assertEqual((c.summary["samples"], c.summary["visits"]), (3, 2))
+        # visits 105 (the median of 100 and 110 ns per op) and 120: every process counts once
+        self.assertEqual(c.summary["median_ns_per_op"], 112.5)
         rows = outputs.sample_lines([c])
-        self.assertEqual([r[-1] for r in rows], [1, 1, 2])
+        at = schema.SAMPLE_COLS.index("round")
+        self.assertEqual([r[at] for r in rows], [1, 1, 2])
 
-    def test_the_full_bootstrap_comes_with_the_last_round(self):
+    def test_a_revisit_is_one_more_round(self):
+        self.assertEqual([rounds.samples_in_round(7, 3, r) for r in (3, 4)], [2, 2])
         c = self.made_up_cell()
-        rounds.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960]}, None, 1, 1, last=False)
-        self.assertFalse(c.final)
-        aggregate.finalize([c], 1)  # the run ended before round 3
-        self.assertTrue(c.final)
-        full = stats.median_ci([100, 110, 120], stats.seed_for(1, *c.fields()),
-                                         stats.RESAMPLES)
-        self.assertEqual((c.summary["ci_low_ns"], c.summary["ci_high_ns"]), full)
+        rounds.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960]}, None, 5)
+        self.assertEqual(c.result["sample_rounds"], [0, 0, 5])
+        self.assertEqual(c.summary["visits"], 2)
 
     def test_a_failed_later_round_fails_the_cell(self):
         c = self.made_up_cell()
-        rounds.add_round(c, None, "crashed (SIGSEGV)", 2, 1)
+        rounds.add_round(c, None, "crashed (SIGSEGV)", 2)
         self.assertEqual((c.status, c.reason, c.summary), ("failed", "round 3: crashed (SIGSEGV)", None))
         c = self.made_up_cell()
-        rounds.add_round(c, {"status": "ok", "reps": 5, "samples_ns": [1]}, None, 1, 1)
+        rounds.add_round(c, {"status": "ok", "reps": 5, "samples_ns": [1]}, None, 1)
         self.assertEqual(c.status, "failed")
         self.assertIn("reps 5", c.reason)
 
@@ -142,13 +156,14 @@ class Expect(unittest.TestCase):
         c = aggregate.Measurement(matrix.Cell("gcc", "system", "thrash_pool", 10, 1, 0.0, False))
         c.status = "ok"
         c.result = {"reps": 4, "expect": 2 ** 63 + 5, "ops_per_rep": 1, "samples_ns": [8], "sample_rounds": [0]}
-        c.summary = aggregate.summarize(c, 1)
+        c.summary = aggregate.summarize(c)
         cfg = types.SimpleNamespace(seed=1, samples=3, rounds=3, min_ms=1.0, mem_limits={},
+                                    settings=aggregate.Settings(),
                                     cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row)
         seen = []
 
         class FakeLauncher:
-            def run(self, cmd, many_threads=False):
+            def run(self, cmd, many_threads=False, kind=None):
                 seen.append(cmd)
                 return {"status": "ok", "reps": 4, "samples_ns": [9]}, None
         rounds.measure(c, cfg, FakeLauncher(), rnd=1)
@@ -159,3 +174,69 @@ class Expect(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Revisits(unittest.TestCase):
+    """Blocks whose ratios are unstable, or during which a CPU changed state,
+    are visited again (run.Visits), within the limits; no processes: made-up answers."""
+
+    def visit_all(self, noisy_size, moved_sizes=(), revisits=3, rounds_=6):
+        cells = matrix.blocked_shuffle([matrix.Cell("cc", s, "thrash_pool", size, 1, 0.0, False)
+                                        for s in ("base", "other") for size in (1, 2, 3, 4)], random.Random(1))
+        cfg = types.SimpleNamespace(seed=1, samples=rounds_, rounds=rounds_, revisits=revisits, min_ms=1.0,
+                                    mem_limits={}, settings=aggregate.Settings(), cells=cells,
+                                    cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row,
+                                    row=lambda name: None)
+        answers = {}
+
+        class Launcher:
+            def run(self, cmd, many_threads=False, kind=None):
+                row, size = cmd[0][len("am-cell-"):], int(cmd[cmd.index("--size") + 1])
+                n = answers[(row, size)] = answers.get((row, size), -1) + 1
+                # the other row's visits of the noisy block spread 30%, every other pair is exact
+                ns = 100 * (1 + 0.3 * (n % 3) * (row == "other" and size == noisy_size))
+                return {"status": "ok", "reps": 1, "expect": 1, "samples_ns": [ns]}, None
+
+        class Pinner:
+            def __init__(self):
+                self.current = None
+
+            def before_block(self):
+                return {0: 1.0}
+
+            def after_block(self, before, many_threads):
+                return self.current in moved_sizes and answers.get(("base", self.current)) == 0
+
+        pinner = Pinner()
+        measurements = [aggregate.Measurement(c) for c in cells]
+        writer = types.SimpleNamespace(ratios=aggregate.Ratios("base"), maybe=lambda: None)
+        visits = run.Visits(cfg, measurements, pinner, writer, Launcher(), progress.Progress(8, rounds_, False))
+        measure = rounds.measure
+
+        def tracking(m, cfg_, launcher, rnd=0, work_loops=None):
+            pinner.current = m.cell.size
+            return measure(m, cfg_, launcher, rnd, work_loops)
+        with unittest.mock.patch.object(rounds, "measure", tracking):
+            visits.planned()
+            visits.revisits()
+        return {(m.cell.strategy, m.cell.size): sorted(set(m.result["sample_rounds"])) for m in measurements}, visits
+
+    def test_an_unstable_block_is_visited_again_up_to_the_limit(self):
+        seen, visits = self.visit_all(noisy_size=2)
+        self.assertEqual(seen[("other", 2)], list(range(9)))  # 6 rounds and 3 revisits
+        self.assertEqual(seen[("base", 2)], list(range(9)))   # the pairs stay in one round
+        self.assertEqual(seen[("other", 1)], list(range(6)))
+        self.assertEqual(visits.note()["blocks_revisited"], 1)
+
+    def test_a_block_whose_cpu_moved_is_visited_once_more(self):
+        seen, visits = self.visit_all(noisy_size=None, moved_sizes=(3,))
+        self.assertEqual(seen[("other", 3)], list(range(7)))
+        self.assertEqual(seen[("other", 4)], list(range(6)))
+        self.assertEqual(visits.note()["visits_with_a_cpu_that_moved"], 1)
+
+    def test_revisits_stay_within_a_quarter_of_the_planned_visits(self):
+        # 8 cells x 2 rounds planned: 4 revisit visits at most, one block of 2 cells, twice
+        seen, _ = self.visit_all(noisy_size=2, rounds_=2)
+        self.assertEqual(seen[("other", 2)], [0, 1, 2, 3])
+        seen, _ = self.visit_all(noisy_size=2, revisits=0)
+        self.assertEqual(seen[("other", 2)], list(range(6)))

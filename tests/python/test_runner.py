@@ -5,6 +5,7 @@ crash, hang or fail their checksum (through the cell's AM_TEST_* hooks) being
 recorded as failed while the others complete. Builds the two rows if needed."""
 import csv
 import json
+import math
 import os
 import subprocess
 import sys
@@ -32,7 +33,7 @@ def build_dir():
 BUILD = build_dir()
 COMPILER = os.path.basename(BUILD)
 TINY = ["--allocators", "system,ideal", "--workloads", "thrash_pool", "--samples", "3",
-        "--min-ms", "1", "--seed", "7"]
+        "--min-ms", "1", "--seed", "7", "--revisits", "0"]
 
 
 _built = set()
@@ -131,19 +132,20 @@ class Tiny(unittest.TestCase):
             for x in mine:
                 self.assertAlmostEqual(float(x["ns_per_op"]) * int(x["reps"]) / float(x["ns"]), 1, places=4)
 
-    def test_ratios_agree_with_medians(self):
+    def test_ratios_pair_the_visits_of_one_round(self):
         _, ratios = read_csv(os.path.join(self.out, "ratios.csv"))
-        _, summary = read_csv(os.path.join(self.out, "summary.csv"))
-        med = {(r["strategy"], r["size"]): float(r["median_ns_per_op"]) for r in summary}
+        _, samples = read_csv(os.path.join(self.out, "samples.csv"))
         self.assertEqual(sorted(r["size"] for r in ratios), ["10", "210"])
         for r in ratios:
-            self.assertEqual((r["strategy"], r["baseline"]), ("ideal", "system"))
-            want = med[("ideal", r["size"])] / med[("system", r["size"])]
-            self.assertAlmostEqual(float(r["ratio"]) / want, 1, places=4)
+            self.assertEqual((r["strategy"], r["baseline"], r["pairs"]), ("ideal", "system", "3"))
+            at = {(x["strategy"], x["round"]): float(x["ns_per_op"]) for x in samples if x["size"] == r["size"]}
+            d = [math.log(at[("ideal", k)] / at[("system", k)]) for k in ("1", "2", "3")]
+            # the median of the three log ratios of the visits paired by round
+            self.assertAlmostEqual(float(r["ratio"]) / math.exp(sorted(d)[1]), 1, places=4)
             lo, hi = float(r["ci_low"]), float(r["ci_high"])
             self.assertLessEqual(lo, float(r["ratio"]) * 1.0001)
             self.assertGreaterEqual(hi, float(r["ratio"]) * 0.9999)
-            self.assertEqual(r["significant"], "0" if lo <= 1 <= hi else "1")
+            self.assertEqual(r["significant"], "0")  # three pairs cannot reach 95%
 
     def test_meta_records_the_run(self):
         with open(os.path.join(self.out, "meta.json")) as f:
@@ -158,7 +160,11 @@ class Tiny(unittest.TestCase):
         self.assertEqual(meta["compilers"][0]["name"], COMPILER)
         self.assertTrue(meta["hardware_counters"] == "available" or
                         meta["hardware_counters"].startswith("unavailable: "))
-        self.assertEqual(meta["cells"], {"planned": 4, "ok": 4, "failed": 0, "not_run": 0})
+        self.assertEqual({k: v for k, v in meta["cells"].items() if k != "unstable"},
+                         {"planned": 4, "ok": 4, "failed": 0, "not_run": 0})
+        self.assertEqual(meta["statistics"]["margin"], 0.02)
+        self.assertEqual(meta["revisits"]["limit"], 0)
+        self.assertIn("load_average", meta["environment"])
         self.assertEqual(meta["cpu_count"], os.cpu_count())  # the tables' oversubscription mark
         pin = meta["cpu_pinning"]
         if hasattr(os, "sched_getaffinity"):
@@ -167,6 +173,58 @@ class Tiny(unittest.TestCase):
             self.assertTrue(pin["why"])
         else:
             self.assertIsNone(pin["pinned"])
+
+
+class Control(unittest.TestCase):
+    """The A/A control row (a second build of monotonic) joins every run that
+    measures monotonic, in every block; the tables say how often it was marked."""
+
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells("ideal,monotonic,control")
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = os.path.join(cls.tmp.name, "run")
+        cls.p = run(["--allocators", "ideal", "--workloads", "thrash_pool", "--sizes", "10,210", "--samples", "6",
+                     "--min-ms", "1", "--seed", "7", "--revisits", "0", "--cpu", "none", "--no-stats-tables",
+                     "--out", cls.out])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_the_control_runs_in_every_block_against_its_twin(self):
+        self.assertEqual(self.p.returncode, 0, self.p.stdout + self.p.stderr)
+        _, rows = read_csv(os.path.join(self.out, "summary.csv"))
+        self.assertEqual(sorted((r["strategy"], r["size"]) for r in rows),
+                         [(s, z) for s in ("control", "ideal", "monotonic") for z in ("10", "210")])
+        with open(os.path.join(self.out, "meta.json")) as f:
+            meta = json.load(f)
+        self.assertEqual(meta["control"], {"row": "control", "twin": "monotonic"})
+        _, ratios = read_csv(os.path.join(self.out, "ratios.csv"))
+        mine = [r for r in ratios if r["strategy"] == "control"]
+        self.assertEqual(len(mine), 2)
+        marked = sum(r["significant"] == "1" for r in mine)
+        with open(os.path.join(self.out, "tables.txt")) as f:
+            first = f.readline().strip()
+        self.assertEqual(first, f"A/A control: control, a second build of monotonic, was marked as a difference "
+                                f"from it in {marked} of 2 cells ({50.0 * marked:.1f}%)")
+        with open(os.path.join(self.out, "tables.md")) as f:
+            self.assertIn("- A/A control: control", f.read())
+
+    def test_no_control_leaves_it_out_and_a_run_without_its_twin_says_so(self):
+        out = os.path.join(self.tmp.name, "without")
+        p = run(["--allocators", "ideal", "--workloads", "thrash_pool", "--sizes", "10", "--samples", "3",
+                 "--min-ms", "1", "--revisits", "0", "--cpu", "none", "--no-stats-tables", "--no-control",
+                 "--out", out])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        _, rows = read_csv(os.path.join(out, "summary.csv"))
+        self.assertNotIn("control", {r["strategy"] for r in rows})
+        p = run(["--allocators", "ideal", "--baseline", "ideal", "--workloads", "thrash_pool", "--sizes", "10",
+                 "--samples", "3", "--min-ms", "1", "--revisits", "0", "--cpu", "none", "--no-stats-tables",
+                 "--out", os.path.join(self.tmp.name, "no-twin")])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("note: no A/A control: control is a second build of monotonic, which this run does not "
+                      "measure", p.stdout)
 
 
 class RelativeOut(unittest.TestCase):
@@ -181,7 +239,7 @@ class RelativeOut(unittest.TestCase):
             p = subprocess.run([sys.executable, RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD),
                                 "--allocators", "system,mmap_file", "--baseline", "system", "--workloads",
                                 "thrash_pool", "--sizes", "10", "--samples", "3", "--min-ms", "1", "--seed", "7",
-                                "--cpu", "none", "--no-stats-tables", "--out", rel],
+                                "--revisits", "0", "--cpu", "none", "--no-stats-tables", "--out", rel],
                                cwd=tmp, capture_output=True, text=True, timeout=120)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
             _, rows = read_csv(os.path.join(tmp, rel, "summary.csv"))
@@ -229,6 +287,10 @@ class BadInput(unittest.TestCase):
         self.check(["--timeout", "0"], "'0'")
         self.check(["--rounds", "0"], "'0'")
         self.check(["--rounds", "two"], "'two'")
+        self.check(["--revisits", "-1"], "'-1'")
+        self.check(["--margin", "abc"], "'abc'", "0.02 or 2%")
+        self.check(["--margin", "150%"], "'150%'", "from 0 to 1")
+        self.check(["--margin", "nan"], "'nan'")
 
     def test_more_rounds_than_samples(self):
         self.check(["--allocators", "system", "--samples", "3", "--rounds", "4"], "--rounds 4", "--samples 3")
@@ -358,7 +420,7 @@ class MemLimit(unittest.TestCase):
 
     BIG = 80
     CELLS = ["--allocators", "system", "--baseline", "system", "--workloads", "mmap_pressure", "--threads", "1",
-             "--param", "0", "--samples", "3", "--min-ms", "1", "--seed", "7", "--cpu", "none",
+             "--param", "0", "--samples", "3", "--min-ms", "1", "--seed", "7", "--cpu", "none", "--revisits", "0",
              "--no-stats-tables"]
 
     def test_the_size_needs_more_than_the_limit(self):

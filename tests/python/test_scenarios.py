@@ -38,10 +38,11 @@ class Scenarios(unittest.TestCase):
         cls.mp = os.path.join(cls.tmp.name, "mp")
         cls.p = tr.run(["--allocators", "system,mmap_file", "--baseline", "system", "--workloads",
                         "mmap_pressure", "--sizes", "1", "--threads", "1", "--quick", "--samples", "3",
+                        "--revisits", "0",
                         "--min-ms", "1", "--seed", "3", "--out", cls.mp, "--no-stats-tables"])
         cls.qh = os.path.join(cls.tmp.name, "qh")
         cls.q = tr.run(["--allocators", "system,tls_size_class", "--baseline", "system", "--workloads",
-                        "query_heap", "--sizes", "400", "--quick", "--samples", "3", "--min-ms", "1",
+                        "query_heap", "--sizes", "400", "--quick", "--samples", "3", "--min-ms", "1", "--revisits", "0",
                         "--seed", "3", "--out", cls.qh, "--no-stats-tables"])
 
     @classmethod

@@ -45,6 +45,7 @@ class Sweep(unittest.TestCase):
         cls.out = os.path.join(cls.tmp.name, "run")
         cls.p = tr.run(["--allocators", ROWS, "--baseline", "pool", "--workloads", "contention",
                         "--sizes", "3000", "--quick", "--samples", "3", "--min-ms", "1", "--seed", "3",
+                        "--revisits", "0",
                         "--out", cls.out])
         with open(os.path.join(cls.out, "summary.csv"), newline="") as f:
             cls.rows = list(csv.DictReader(f))
@@ -73,11 +74,19 @@ class Sweep(unittest.TestCase):
                 iters = 3000 if r["param"] == "0" else 150
                 self.assertEqual(float(r["ops_per_rep"]), int(r["threads"]) * iters)
 
-    def test_calibration_is_recorded(self):
+    def test_calibration_is_recorded_and_shared(self):
+        # the first cell of a param measures the loop's rate; every cell of
+        # that param, whatever its row or threads, runs its loop count
         with open(os.path.join(self.out, "metrics.csv"), newline="") as f:
-            m = [r for r in csv.DictReader(f) if r["metric"] == "work_loop_per_ns"]
-        self.assertEqual(len(m), 10)  # the 10 ok cells
-        self.assertTrue(all(float(r["value"]) > 0 for r in m))
+            m = list(csv.DictReader(f))
+        rates = [r for r in m if r["metric"] == "work_loop_per_ns"]
+        self.assertTrue(rates and all(float(r["value"]) > 0 for r in rates))
+        loops = {}
+        for r in m:
+            if r["metric"] == "work_loops":
+                loops.setdefault(r["param"], set()).add(r["value"])
+        self.assertEqual(sum(1 for r in m if r["metric"] == "work_loops"), 10)  # the 10 ok cells
+        self.assertEqual({p: len(v) for p, v in loops.items()}, {"0": 1, "500": 1}, loops)
 
     def test_tables_have_a_row_per_threads_and_param(self):
         with open(os.path.join(self.out, "tables.txt")) as f:

@@ -91,7 +91,7 @@ class Render(unittest.TestCase):
         self.assertEqual(header.index("ideal/system") + len("ideal/system"), len(row10))
         self.assertEqual(len(row10), len(row1810))
         self.assertTrue(row10.rstrip().endswith("0.41 [0.40, 0.43]"))
-        self.assertIn("~ = not significant", text)
+        self.assertIn("~ = not marked as a difference", text)
 
     def test_narrow_text_wraps_into_blocks_that_repeat_the_size(self):
         text = tables.render_text(self.t, width=40)
