@@ -2,8 +2,9 @@
 row's code linked by path against any malloc library, with an rpath to the
 library's folder so that the cell runs. Checked here:
 
-- the cell is served by that library (test_malloc_library's rule), found
-  through the rpath (Scudo's folder is not on the loader's path);
+- the cell is served by that library (the runner's rule,
+  catalog.served_by_its_library), found through the rpath (Scudo's folder is
+  not on the loader's path), and a library without malloc fails the rule;
 - the runner knows the row from the value make passes it (AM_EXTERNAL);
 - bad input (no colon, a missing file, a folder, a bad or taken name) stops
   make with a message and exit status 2 before anything runs, and the runner
@@ -86,6 +87,18 @@ class ExternalRow(unittest.TestCase):
         malloc = cell_malloc(self.exe)
         self.assertTrue(library_matches(self.lib, malloc), f"{self.lib}: malloc is {malloc!r}")
         self.assertFalse(library_matches("", malloc), f"{self.lib}: malloc is the C library's ({malloc!r})")
+
+    def test_a_library_without_malloc_fails_the_check(self):
+        """linked against libm, the row is served by the C library: the rule must say so"""
+        libm = "/usr/lib/x86_64-linux-gnu/libm.so.6"
+        if not os.path.exists(libm):
+            self.skipTest(f"no {libm}")
+        exe = os.path.join(self.folder, "bin", "am-cell-system-notmalloc")
+        p = make(f"VARIANT={VARIANT}", f"EXTERNAL=notmalloc:{libm}", os.path.relpath(exe, ROOT))
+        self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
+        malloc = cell_malloc(exe)
+        self.assertFalse(library_matches(libm, malloc), f"{libm} passed as {malloc!r}")
+        self.assertTrue(library_matches("", malloc))
 
     def test_runner_knows_the_row(self):
         row = "system-" + NAME
