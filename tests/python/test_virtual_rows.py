@@ -159,6 +159,15 @@ class RunnerSelection(unittest.TestCase):
                          ["system" + SUFFIX])
 
 
+class TestDriver(unittest.TestCase):
+    def test_a_twin_runs_the_tests_of_its_source_only(self):
+        sys.path.insert(0, os.path.join(ROOT, "tests"))
+        import run_all
+        self.assertFalse(run_all.built_for_row(f"build/cc/tests/pool{SUFFIX}/test_monotonic"))
+        self.assertTrue(run_all.built_for_row(f"build/cc/tests/monotonic{SUFFIX}/test_monotonic"))
+        self.assertTrue(run_all.built_for_row(f"build/cc/tests/pool{SUFFIX}/test_allocator"))
+
+
 @unittest.skipUnless(shutil.which("cmake"), "cmake is not installed")
 class CMakeTwins(unittest.TestCase):
     def test_configured_with_the_twins(self):
