@@ -30,7 +30,7 @@ from test_measured_code import build_rows, functions, installed, one_thread_work
 ROWS = ("pool", "monotonic")
 SUFFIX = "@virtual"
 # node, pattern and map workloads: each allocates inside a loop of its run
-# function (vector workloads grow in a helper, or once a repetition)
+# function (vector workloads grow in a function of their own, or once a repetition)
 LOOPED = ("list_create", "list_dupe", "alloc_pair", "map_erase")
 
 
