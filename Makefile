@@ -293,7 +293,7 @@ compare:
 
 # the system row needs no library: its cell lists what every cell knows
 list: $(BUILD)/bin/am-cell-system$(EXE)
-	@$(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)
+	@AM_EXTERNAL='$(EXTERNAL)' $(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)
 
 # MinGW-w64 cross build, run under wine (installs both where it may, else skips)
 test-windows:
