@@ -66,14 +66,46 @@ $(FLAGS_STAMP):
 # ---- the rows, read from allocators/strategies.txt ----
 # one word a row: row|source|cflags|libs ("-" for none, "~" for a space)
 STRATEGY_LINES := $(shell awk '!/^\#/ && NF >= 4 {print $$1 "|" $$2 "|" $$3 "|" $$4}' allocators/strategies.txt)
-row_field = $(word $(2),$(subst |, ,$(filter $(1)|%,$(STRATEGY_LINES))))
+
+# EXTERNAL=name:/path/to/libfoo.so (several: comma-separated): a row
+# system-<name> for any malloc library, the system source linked against that
+# file, with an rpath to its folder so that the cell finds it at run time.
+# Bad input stops make before anything runs (exit status 2).
+ext_comma := ,
+EXTERNAL_ITEMS := $(subst $(ext_comma), ,$(EXTERNAL))
+ext_name = $(firstword $(subst :, ,$(1)))
+ext_path = $(abspath $(patsubst $(call ext_name,$(1)):%,%,$(1)))
+NAME_CHARS := a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T U V W X Y Z \
+	0 1 2 3 4 5 6 7 8 9 _ -
+# what is left of a name without the characters a row name may have: empty when well formed
+name_rest = $(strip $(eval am_rest := $(1))$(foreach c,$(NAME_CHARS),$(eval am_rest := $(subst $(c),,$(am_rest))))$(am_rest))
+ext_error = $(error allocmark: EXTERNAL=$(EXTERNAL): $(1) (want EXTERNAL=name:/path/to/libfoo.so, \
+	several separated by commas; a name of letters, digits, _ and -))
+ext_check = $(if $(filter-out 2,$(words $(subst :, ,$(1)))),$(call ext_error,'$(1)' is not name:path), \
+	$(if $(call name_rest,$(call ext_name,$(1))),$(call ext_error,the name '$(call ext_name,$(1))' has characters other than letters$(ext_comma) digits$(ext_comma) _ and -)) \
+	$(if $(wildcard $(call ext_path,$(1))),,$(call ext_error,no file $(call ext_path,$(1)))) \
+	$(if $(wildcard $(call ext_path,$(1))/.),$(call ext_error,$(call ext_path,$(1)) is a folder)) \
+	$(if $(filter system-$(call ext_name,$(1))|%,$(STRATEGY_LINES)),$(call ext_error,row system-$(call ext_name,$(1)) exists already)))
+$(foreach e,$(EXTERNAL_ITEMS),$(call ext_check,$(e)))
+EXTERNAL_ROWS := $(foreach e,$(EXTERNAL_ITEMS),system-$(call ext_name,$(e)))
+$(if $(filter-out $(words $(EXTERNAL_ROWS)),$(words $(sort $(EXTERNAL_ROWS)))),$(call ext_error,a name given twice))
+STRATEGY_LINES += $(foreach e,$(EXTERNAL_ITEMS),system-$(call ext_name,$(e))|system|-|$(call \
+	ext_path,$(e))~-Wl$(ext_comma)-rpath$(ext_comma)$(dir $(call ext_path,$(e))))
+# <row>@virtual: every row again (but the A/A control, a second build of a
+# row), its strategy reached through a table of function pointers
+# (-DAM_VIRTUAL=1, allocator.h), as std::pmr containers reach theirs; built
+# with VIRTUAL=1 or when named in ALLOCATORS
+VIRTUAL_SUFFIX := @virtual
+base_row = $(patsubst %$(VIRTUAL_SUFFIX),%,$(1))
+row_field = $(word $(2),$(subst |, ,$(filter $(call base_row,$(1))|%,$(STRATEGY_LINES))))
 dash_empty = $(if $(filter -,$(1)),,$(subst ~, ,$(1)))
 ALL_ROWS := $(foreach l,$(STRATEGY_LINES),$(firstword $(subst |, ,$(l))))
 PLAIN_ROWS := $(strip $(foreach r,$(ALL_ROWS),$(if $(call dash_empty,$(call row_field,$(r),4)),,$(r))))
 row_source = $(call row_field,$(1),2)
 row_libs = $(call dash_empty,$(call row_field,$(1),4))
 row_cflags = -DAM_STRATEGY=$(call row_source,$(1)) -DAM_STRATEGY_H='"$(call row_source,$(1)).h"' \
-	-DAM_STRATEGY_C='"$(call row_source,$(1)).c"' -DAM_ROW_NAME='"$(1)"' $(call dash_empty,$(call row_field,$(1),3))
+	-DAM_STRATEGY_C='"$(call row_source,$(1)).c"' -DAM_ROW_NAME='"$(1)"' $(call dash_empty,$(call row_field,$(1),3)) \
+	$(if $(filter %$(VIRTUAL_SUFFIX),$(1)),-DAM_VIRTUAL=1)
 # tests/strategy/test_<source>.c (test_monotonic.c ...) holds tests of one
 # strategy source only: it is built for that source's rows, the rest for all
 STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))
@@ -107,7 +139,10 @@ endif
 else
 ROWS := $(filter $(LINKED_ROWS),$(ALL_ROWS))
 ifneq ($(ALLOCATORS),)
-ROWS := $(filter $(subst $(comma), ,$(ALLOCATORS)),$(ROWS))
+ROWS := $(filter $(subst $(comma), ,$(ALLOCATORS)),$(ROWS) $(addsuffix $(VIRTUAL_SUFFIX),$(filter-out control,$(ROWS))))
+endif
+ifeq ($(VIRTUAL),1)
+ROWS += $(filter-out $(ROWS),$(addsuffix $(VIRTUAL_SUFFIX),$(filter-out %$(VIRTUAL_SUFFIX) control,$(ROWS))))
 endif
 all: cells tests-build
 cells: $(foreach r,$(ROWS),$(BUILD)/bin/am-cell-$(r)$(EXE) $(BUILD)/bin/am-cell-$(r)-stats$(EXE))
@@ -169,12 +204,16 @@ $(BUILD)/unit/%$(EXE): tests/unit/%.c $(BUILD)/common/tests/check.o $(UNIT_OBJS)
 # Scripts that run make themselves are given $(SUBMAKE): make runs a recipe
 # line naming $$(MAKE) even under `make -n`, and a dry run must run nothing.
 SUBMAKE = $(MAKE)
-# The libraries of the system-jemalloc, -tcmalloc and -mimalloc rows: installed
-# where we may (root), else those rows are left out, with a message.
+# The libraries of the system-jemalloc, -tcmalloc, -mimalloc, -tbbmalloc and
+# -scudo rows: installed where we may (root), else those rows are left out, with
+# a message. need_row checks that the row's own libs (strategies.txt) link.
 need_malloc = CC="$(CC)" tools/need.sh --for "the $(1) row" $(2) $(3)
+need_row = CC="$(CC)" tools/need.sh --for "the $(1) row" --libs "$(call row_libs,$(1))" $(2)
 NEED_MALLOCS = $(call need_malloc,system-jemalloc,jemalloc,libjemalloc-dev); \
 	$(call need_malloc,system-tcmalloc,tcmalloc_minimal,libgoogle-perftools-dev); \
-	$(call need_malloc,system-mimalloc,mimalloc,libmimalloc-dev)
+	$(call need_malloc,system-mimalloc,mimalloc,libmimalloc-dev); \
+	$(call need_row,system-tbbmalloc,libtbb-dev); \
+	$(call need_row,system-scudo,libclang-rt-14-dev)
 
 # make test: C tests of every row, unit tests, then the Python tests;
 # tests/run_all.py prints the closing "N passed, N failed, N skipped". It also
@@ -206,11 +245,11 @@ BENCH_BASE := $(or $(BASELINE),monotonic$(comma)system)$(comma)control
 ifeq ($(origin COMPILERS),undefined)
 COMPILERS := $(if $(CC_GIVEN),$(CC))
 endif
-BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)) \
+BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)$(foreach r,$(EXTERNAL_ROWS),$(comma)$(r))) \
 	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SUITE),--suite $(SUITE)) $(if $(SIZES),--sizes $(SIZES)) \
 	$(if $(SAMPLES),--samples $(SAMPLES)) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(BASELINE),--baseline $(BASELINE)) \
 	$(if $(SEED),--seed $(SEED)) $(if $(CPU),--cpu $(CPU)) $(if $(MEM_LIMIT),--mem-limit $(MEM_LIMIT)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) \
-	$(if $(MARGIN),--margin $(MARGIN)) $(if $(REVISITS),--revisits $(REVISITS)) $(BENCH_FLAGS)
+	$(if $(MARGIN),--margin $(MARGIN)) $(if $(REVISITS),--revisits $(REVISITS)) $(if $(filter 1,$(VIRTUAL)),--virtual) $(BENCH_FLAGS)
 # shell snippets: $$ccs = the checked commands, then each one's cells built in
 # build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
 # QUICK=1 without COMPILERS measures one compiler: CC when given, else gcc
@@ -219,11 +258,16 @@ CHECK_COMPILERS = ccs=$$($(PYTHON) runner/compilers.py $(or $(COMPILERS),$(QUICK
 BUILD_EACH = names=; for cc in $$ccs; do \
 	  $(SUBMAKE) --no-print-directory -j$$(nproc 2>/dev/null || echo 2) cells compiler-info CC=$$cc $(1) || exit 1; \
 	  names="$$names$${names:+,}$${cc\#\#*/}$(VARIANT)"; done
+# an EXTERNAL row its library did not let link (the probe said why) is bad input
+CHECK_EXTERNAL = for n in $$(echo $$names | tr , ' '); do for r in $(EXTERNAL_ROWS); do \
+	  [ -e build/$$n/bin/am-cell-$$r$(EXE) ] || { echo "allocmark: EXTERNAL: row $$r is not built in build/$$n:" \
+	  "its library does not link as a malloc library (see above)" >&2; exit 2; }; done; done
 bench:
 	@$(CHECK_COMPILERS); \
 	$(NEED_MALLOCS); \
-	$(call BUILD_EACH,$(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE))); \
-	$(PYTHON) runner/allocmark.py --compilers $$names $(BENCH_ARGS) && \
+	$(call BUILD_EACH,$(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE)$(foreach r,$(EXTERNAL_ROWS),$(comma)$(r)))); \
+	$(CHECK_EXTERNAL); \
+	AM_EXTERNAL='$(EXTERNAL)' $(PYTHON) runner/allocmark.py --compilers $$names $(BENCH_ARGS) && \
 	{ $(PYTHON) report/report.py $(or $(OUT),results/latest) || [ $$? -eq 1 ]; }
 
 # what meta.json says about this compiler: its command and every flag
@@ -249,7 +293,7 @@ compare:
 
 # the system row needs no library: its cell lists what every cell knows
 list: $(BUILD)/bin/am-cell-system$(EXE)
-	@$(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)
+	@AM_EXTERNAL='$(EXTERNAL)' $(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)
 
 # MinGW-w64 cross build, run under wine (installs both where it may, else skips)
 test-windows:
@@ -287,7 +331,11 @@ Variables (make VAR=value ...):
   CC=clang           the compiler (default gcc), built in build/<its name>/
   OPT="-O3"          optimisation flags (default -O2); EXTRA_CFLAGS, EXTRA_LDFLAGS: more
   DEBUG=1            the debug layer (a header and canary per block), in build/<cc>-debug/
-  ALLOCATORS=a,b     only these rows (of allocators/strategies.txt)
+  ALLOCATORS=a,b     only these rows (of allocators/strategies.txt, or their <row>@virtual twins)
+  EXTERNAL=name:/path/to/libfoo.so   a row system-<name>: the system row linked against that
+                     malloc library (comma-separated for several)
+  VIRTUAL=1          also every row's <row>@virtual twin: its strategy through a table of
+                     function pointers (run-time binding, as std::pmr); built and measured
   COMPILERS="gcc clang"  make bench and hyperfine: one build folder each, one matrix
   QUICK=1            make bench: the small matrix
   WORKLOADS= SUITE= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)

@@ -59,6 +59,13 @@
  * unpoisoned around the reads and writes of its link. Such a strategy defines
  * S_ASAN_POISONS 1, which turns on the ASan detection tests for its row.
  *
+ * With AM_VIRTUAL=1 (the <row>@virtual rows) the same strategy is reached at
+ * run time instead: every allocate, free, resize and reset call goes through a
+ * table of function pointers (am_vtable, below), as C++ containers reach a
+ * std::pmr::memory_resource. The table's pointer is volatile, so no compiler
+ * can see which functions it holds: one indirect call per operation, the cost
+ * those rows measure; each function behind it inlines the strategy's fast path.
+ *
  * With AM_DEBUG=1 (make DEBUG=1) the am_* calls below reach the strategy through
  * debug.h (AM_BELOW): each block gets a header and a canary and every free is
  * checked. Strategies need nothing for it; they see enlarged sizes, consistently.
@@ -146,6 +153,35 @@ AM_INLINE void am_count_free(am_heap *h, size_t n) {
 #define AM_BELOW(f) AM_CAT(am_dbg, f)
 #else
 #define AM_BELOW(f) AM_S(f)
+#endif
+
+#ifndef AM_VIRTUAL
+#define AM_VIRTUAL 0
+#endif
+
+/* what the am_* calls below reach for an operation (alloc, free, ...): the
+ * layer under them directly, or, in the run-time bound build, through the table */
+#if AM_VIRTUAL
+typedef struct am_vtable {
+    void *(*alloc)(am_heap *h, size_t n);
+    void (*free)(am_heap *h, void *p, size_t n);
+    void *(*alloc_aligned)(am_heap *h, size_t n, size_t align);
+    void (*free_aligned)(am_heap *h, void *p, size_t n, size_t align);
+    void *(*realloc)(am_heap *h, void *p, size_t old_n, size_t new_n);
+#if AM_S(_HAS_ARRAY)
+    void *(*alloc_array)(am_heap *h, size_t count, size_t elem);
+    void (*free_array)(am_heap *h, void *p, size_t count, size_t elem);
+    void *(*realloc_array)(am_heap *h, void *p, size_t old_count, size_t new_count, size_t elem);
+#endif
+    void (*reset)(am_heap *h);
+} am_vtable;
+/* defined in allocator.c; volatile: read at every call, never known */
+extern const am_vtable *volatile am_bound_vtable;
+#define AM_CALL(op) (am_bound_vtable->op)
+#define AM_CALL_RESET (am_bound_vtable->reset)
+#else
+#define AM_CALL(op) AM_BELOW(AM_CAT(_, op))
+#define AM_CALL_RESET AM_S(_reset) /* the debug layer keeps no state of its own to reset */
 #endif
 
 #if AM_STATS
@@ -246,7 +282,7 @@ AM_INLINE am_heap *am_create(const am_options *o) { return AM_BELOW(_create)(o);
 
 AM_INLINE void *am_alloc(am_heap *h, size_t n) {
     AM_COUNTED(return am_counted_alloc(h, n));
-    void *p = AM_BELOW(_alloc)(h, n);
+    void *p = AM_CALL(alloc)(h, n);
     if (AM_LIKELY(p != NULL)) am_count_alloc(h, n);
     return p;
 }
@@ -254,13 +290,13 @@ AM_INLINE void *am_alloc(am_heap *h, size_t n) {
 AM_INLINE void am_free(am_heap *h, void *p, size_t n) {
     AM_ASAN_CHECK_FREE(p, n);
     AM_COUNTED(am_counted_free(h, p, n); return);
-    AM_BELOW(_free)(h, p, n);
+    AM_CALL(free)(h, p, n);
     am_count_free(h, n);
 }
 
 AM_INLINE void *am_alloc_aligned(am_heap *h, size_t n, size_t align) {
     AM_COUNTED(if (align > AM_MIN_ALIGN) return am_counted_alloc_aligned(h, n, align); return am_counted_alloc(h, n));
-    void *p = align <= AM_MIN_ALIGN ? AM_BELOW(_alloc)(h, n) : AM_BELOW(_alloc_aligned)(h, n, align);
+    void *p = align <= AM_MIN_ALIGN ? AM_CALL(alloc)(h, n) : AM_CALL(alloc_aligned)(h, n, align);
     if (p) am_count_alloc(h, n);
     return p;
 }
@@ -268,8 +304,8 @@ AM_INLINE void *am_alloc_aligned(am_heap *h, size_t n, size_t align) {
 AM_INLINE void am_free_aligned(am_heap *h, void *p, size_t n, size_t align) {
     AM_ASAN_CHECK_FREE(p, n);
     AM_COUNTED(if (align > AM_MIN_ALIGN) am_counted_free_aligned(h, p, n, align); else am_counted_free(h, p, n); return);
-    if (align <= AM_MIN_ALIGN) AM_BELOW(_free)(h, p, n);
-    else AM_BELOW(_free_aligned)(h, p, n, align);
+    if (align <= AM_MIN_ALIGN) AM_CALL(free)(h, p, n);
+    else AM_CALL(free_aligned)(h, p, n, align);
     am_count_free(h, n);
 }
 
@@ -278,7 +314,7 @@ AM_INLINE void am_free_aligned(am_heap *h, void *p, size_t n, size_t align) {
 AM_INLINE void *am_realloc(am_heap *h, void *p, size_t old_n, size_t new_n) {
     AM_ASAN_CHECK_FREE(p, old_n);
     AM_COUNTED(return am_counted_realloc(h, p, old_n, new_n));
-    void *q = AM_BELOW(_realloc)(h, p, old_n, new_n);
+    void *q = AM_CALL(realloc)(h, p, old_n, new_n);
     if (q) {
         if (p) am_count_free(h, old_n);
         am_count_alloc(h, new_n);
@@ -290,20 +326,20 @@ AM_INLINE void *am_realloc(am_heap *h, void *p, size_t old_n, size_t new_n) {
 #if AM_S(_HAS_ARRAY)
 AM_INLINE void *am_alloc_array(am_heap *h, size_t count, size_t elem) {
     AM_COUNTED(return am_counted_alloc_array(h, count, elem));
-    void *p = AM_BELOW(_alloc_array)(h, count, elem);
+    void *p = AM_CALL(alloc_array)(h, count, elem);
     if (p) am_count_alloc(h, count * elem);
     return p;
 }
 AM_INLINE void am_free_array(am_heap *h, void *p, size_t count, size_t elem) {
     AM_ASAN_CHECK_FREE(p, count * elem);
     AM_COUNTED(am_counted_free_array(h, p, count, elem); return);
-    AM_BELOW(_free_array)(h, p, count, elem);
+    AM_CALL(free_array)(h, p, count, elem);
     am_count_free(h, count * elem);
 }
 AM_INLINE void *am_realloc_array(am_heap *h, void *p, size_t old_count, size_t new_count, size_t elem) {
     AM_ASAN_CHECK_FREE(p, old_count * elem);
     AM_COUNTED(return am_counted_realloc_array(h, p, old_count, new_count, elem));
-    void *q = AM_BELOW(_realloc_array)(h, p, old_count, new_count, elem);
+    void *q = AM_CALL(realloc_array)(h, p, old_count, new_count, elem);
     if (q) {
         if (p) am_count_free(h, old_count * elem);
         am_count_alloc(h, new_count * elem);
@@ -324,7 +360,7 @@ AM_INLINE void *am_realloc_array(am_heap *h, void *p, size_t old_count, size_t n
 
 AM_INLINE void am_reset(am_heap *h) {
     AM_COUNTED(if (AM_RESET_FREES_LIVE) am_counted_forget_heap(h, 1));
-    AM_S(_reset)(h);
+    AM_CALL_RESET(h);
 #if AM_STATS
     if (AM_RESET_FREES_LIVE) h->counters.live = 0;
 #endif

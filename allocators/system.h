@@ -1,6 +1,7 @@
 /* system.h: the C library's malloc, free and realloc as a strategy. Linked
- * against jemalloc, tcmalloc or mimalloc instead of glibc, the same code gives
- * the system-jemalloc, system-tcmalloc and system-mimalloc rows.
+ * against jemalloc, tcmalloc, mimalloc, oneTBB's tbbmalloc or Scudo instead of
+ * glibc, the same code gives the system-<library> rows (and, with make
+ * EXTERNAL=name:/path/libfoo.so, system-<name> for any other).
  *
  * AM_SYSTEM_SIZED chooses the free: plain free(p) (0, the default), or the
  * library's sized free, which is what C++ sized delete (operator delete(p, n))

@@ -135,7 +135,9 @@ int am_vm_evict(void *p, size_t bytes);       /* drop pages from memory (0 on su
 size_t am_vm_resident(const void *p, size_t bytes); /* bytes resident now (mincore) */
 /* Caps this process's address space (RLIMIT_AS), so that a size that does not
  * fit makes allocation return NULL instead of exhausting a shared machine:
- * 0 on success, -1 where the OS has no such limit (Windows). */
+ * 0 on success, -1 where the OS has no such limit (Windows). Where the process
+ * already holds more than the cap (a malloc that reserves its heap up front),
+ * the cap counts above what it holds. */
 int am_limit_address_space(uint64_t bytes);
 
 /* A file-backed mapping: the file is created at path with the given size and

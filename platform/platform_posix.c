@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <sched.h>
@@ -129,9 +130,26 @@ void am_vm_release(void *p, size_t bytes) {
     if (p) munmap(p, bytes);
 }
 
+/* bytes of address space mapped now (Linux: /proc/self/statm), 0 where unknown */
+static uint64_t address_space_now(void) {
+    unsigned long long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    if (fscanf(f, "%llu", &pages) != 1) pages = 0;
+    fclose(f);
+    return (uint64_t)pages * am_page_size();
+}
+
 int am_limit_address_space(uint64_t bytes) {
     struct rlimit r;
     if (getrlimit(RLIMIT_AS, &r) != 0) return -1;
+    /* A malloc that reserves its heap's address space when it starts (Scudo:
+     * about 180 GiB, PROT_NONE until used, at its first call) holds more than
+     * any cap: every later mapping would fail. So malloc starts first, and a
+     * cap below what the process holds counts above it. */
+    free(malloc(1));
+    uint64_t held = address_space_now();
+    if (held >= bytes && bytes <= UINT64_MAX - held) bytes += held;
     rlim_t want = bytes > (uint64_t)(rlim_t)-1 ? RLIM_INFINITY : (rlim_t)bytes;
     if (r.rlim_max != RLIM_INFINITY && want > r.rlim_max) want = r.rlim_max;
     r.rlim_cur = want;
@@ -345,10 +363,14 @@ int am_malloc_library(char *buf, size_t n) {
     }
     const char *base = strrchr(info.dli_fname, '/');
     base = base ? base + 1 : info.dli_fname;
-    char version[160];
+    char version[PATH_MAX + 8];
     void *lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
     library_version(lib, info.dli_fbase, version, sizeof version);
     if (lib) dlclose(lib);
+    /* a library without a version call (oneTBB's proxy, Scudo): the file
+     * itself, whose path or name carries the version (.so.2.8, clang/14.0.6) */
+    char real[PATH_MAX];
+    if (!version[0] && realpath(info.dli_fname, real)) snprintf(version, sizeof version, "at %s", real);
     snprintf(buf, n, "%s%s%s", base, version[0] ? " " : "", version);
     return 0;
 }

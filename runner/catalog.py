@@ -21,8 +21,21 @@ CELL_PREFIX = "am-cell-"
 CONTROL = "control"
 
 # One line of strategies.txt: "row source cflags libs description...".
-# cflags and libs: "-" means none, "~" stands for a space.
-Row = collections.namedtuple("Row", "name source cflags libs description")
+# cflags and libs: "-" means none, "~" stands for a space. virtual: a
+# <row>@virtual twin (below).
+Row = collections.namedtuple("Row", "name source cflags libs description virtual", defaults=(False,))
+
+# Every row has a twin <row>@virtual: the same strategy reached through a table
+# of function pointers (the build's -DAM_VIRTUAL=1), as std::pmr containers
+# reach a memory_resource. The Makefile builds them with VIRTUAL=1 (or named in
+# ALLOCATORS); a run measures them only when asked (--virtual, or by name),
+# since they double the matrix.
+VIRTUAL_SUFFIX = "@virtual"
+
+# make bench EXTERNAL=name:/path/to/libfoo.so[,...] passes its value in this
+# variable: a row system-<name> each, the system source linked by path against
+# that library (the Makefile checks the value first; here bad text is bad input too).
+EXTERNAL_ENV = "AM_EXTERNAL"
 
 
 def _field(text):
@@ -49,16 +62,53 @@ def read_rows(path=STRATEGIES_TXT):
     return rows
 
 
+def external_rows(text):
+    """The rows of an EXTERNAL value; ValueError naming what is wrong."""
+    rows = []
+    for item in (i for i in text.split(",") if i.strip()):
+        name, sep, path = item.strip().partition(":")
+        if not sep or not name or not path or ":" in path:
+            raise ValueError(f"{EXTERNAL_ENV}={text}: '{item}' is not name:/path/to/libfoo.so")
+        if not all(c.isascii() and (c.isalnum() or c in "_-") for c in name):
+            raise ValueError(f"{EXTERNAL_ENV}={text}: the name '{name}' has characters other than "
+                             f"letters, digits, _ and -")
+        path = os.path.abspath(path)
+        if not os.path.isfile(path):
+            raise ValueError(f"{EXTERNAL_ENV}={text}: no file {path}")
+        rows.append(Row("system-" + name, "system", "", f"{path} -Wl,-rpath,{os.path.dirname(path)}/",
+                        f"the same code linked against {path} (EXTERNAL)"))
+    return rows
+
+
+def with_virtual(rows):
+    """Each row followed by its <row>@virtual twin (the A/A control has none:
+    it is a second build of a row, not a strategy)."""
+    out = []
+    for r in rows:
+        out.append(r)
+        if r.name == CONTROL:
+            continue
+        out.append(r._replace(name=r.name + VIRTUAL_SUFFIX, cflags=(r.cflags + " -DAM_VIRTUAL=1").strip(),
+                              description=f"{r.name} reached through a table of function pointers "
+                                          f"(run-time binding, as std::pmr::memory_resource)", virtual=True))
+    return out
+
+
 def library_names(libs):
-    """The libraries a row links, by name: "-ljemalloc" -> ["jemalloc"]."""
-    return [w[2:] for w in libs.split() if w.startswith("-l")]
+    """The libraries a row links, by name: "-ljemalloc" -> ["jemalloc"], a
+    file linked by its path (EXTERNAL) by its name before .so:
+    "/x/libfoo.so.2" -> ["foo"]."""
+    names = [w[2:] for w in libs.split() if w.startswith("-l")]
+    return names + [os.path.basename(w).split(".so")[0][3:] for w in libs.split()
+                    if os.path.isabs(w) and os.path.basename(w).startswith("lib") and ".so" in w]
 
 
 def served_by_its_library(row, malloc, linux=sys.platform.startswith("linux")):
     """Whether the library a cell names as serving malloc (the `malloc` field:
     its file name, then its version) is the row's own: a row linking
-    -l<name> must be served by lib<name>.*, a row linking nothing by the C
-    library (libc.* on Linux; not checked elsewhere). Without it, a row built
+    -l<name> (or the file lib<name>.so*) must be served by lib<name>.*, a row
+    linking nothing by the C library (libc.* on Linux; not checked
+    elsewhere). Without it, a row built
     or run without its library (a failed link, a preload) would measure the
     C library's malloc under jemalloc's name."""
     library = malloc.split()[0] if malloc else ""
@@ -95,12 +145,21 @@ def suite_workloads(workloads, suite):
 
 
 def row_names(path=STRATEGIES_TXT):
-    return [r.name for r in read_rows(path)]
+    """Every row a run can measure, in table order: strategies.txt's, each
+    followed by its @virtual twin."""
+    return [r.name for r in with_virtual(read_rows(path))]
 
 
 def rows_or_usage_error(path=STRATEGIES_TXT):
+    """What a run can measure: strategies.txt's rows, those of EXTERNAL, and
+    each one's @virtual twin."""
     try:
-        return read_rows(path)
+        rows = read_rows(path)
+        for r in external_rows(os.environ.get(EXTERNAL_ENV, "")):
+            if r.name in {x.name for x in rows}:
+                raise ValueError(f"{EXTERNAL_ENV}: row {r.name} exists already")
+            rows.append(r)
+        return with_virtual(rows)
     except (OSError, ValueError) as e:
         raise UsageError(f"cannot read the rows: {e}")
 

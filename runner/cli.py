@@ -113,6 +113,9 @@ def make_parser():
     ap.add_argument("--allocators", type=names_arg, metavar="A,B",
                     help="strategies (rows of allocators/strategies.txt) to run (default: every row "
                          "built in build/<compiler>/bin)")
+    ap.add_argument("--virtual", action="store_true",
+                    help="also measure each row's <row>@virtual twin (its strategy through a table of "
+                         "function pointers; built with make VIRTUAL=1)")
     ap.add_argument("--workloads", type=names_arg, metavar="W,V",
                     help="workloads (default: those of --suite)")
     ap.add_argument("--suite", default="default", metavar="NAME",

@@ -111,7 +111,8 @@ def _built(args, compilers, listed):
 
 
 def _not_built_note(rows, compilers, rows_of):
-    """One line naming the listed rows some compiler lacks, or None."""
+    """One line naming the listed rows some compiler lacks, or None (rows is
+    what the run asked for: the @virtual twins only with --virtual)."""
     missing = []
     for r in rows:
         lacking = [c for c in compilers if r.name not in rows_of[c]]
@@ -205,6 +206,9 @@ def plan(args):
     compilers = args.compilers or [default_compiler()]
     rows_of = _built(args, compilers, listed)
     every_built = [r for r in listed if any(r in rows_of[c] for c in compilers)]
+    # the @virtual twins double the matrix: measured when asked for (--virtual or by name)
+    asked = [r for r in rows if args.virtual or not r.virtual]
+    default_rows = [r for r in every_built if r in {a.name for a in asked}]
 
     def check_row(name, what):
         if name not in listed:
@@ -216,11 +220,15 @@ def plan(args):
                                  f"built: {', '.join(rows_of[c])}")
 
     notes = [n for n in (_unlisted_note(args, compilers, listed),) if n]
-    allocators = args.allocators or every_built
+    allocators = args.allocators or default_rows
+    if args.virtual and args.allocators:
+        twins = [a + catalog.VIRTUAL_SUFFIX for a in allocators
+                 if not a.endswith(catalog.VIRTUAL_SUFFIX) and a != catalog.CONTROL]
+        allocators = allocators + [t for t in twins if t not in allocators]
     for a in allocators:
         check_row(a, "strategy")
     if not args.allocators:
-        note = _not_built_note(rows, compilers, rows_of)
+        note = _not_built_note(asked, compilers, rows_of)
         if note:
             notes.append(note)
     baseline = _baseline(args, compilers, rows_of, check_row, notes)

@@ -141,7 +141,8 @@ def main(argv=None):
             if not rows_of[c]:
                 raise UsageError(f"no cells built for compiler '{c}' (nothing in {bindir})")
         ref = args.compilers[0]
-        strategies = args.allocators or rows_of[ref]
+        # the @virtual twins only by name, as in a run
+        strategies = args.allocators or [r for r in rows_of[ref] if not r.endswith(catalog.VIRTUAL_SUFFIX)]
         for s in strategies:
             if s not in rows_of[ref]:
                 raise UsageError(f"strategy '{s}' is not built for {ref}; built: {', '.join(rows_of[ref])}")

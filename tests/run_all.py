@@ -81,8 +81,8 @@ def run_binary(path, timeout, prefix=(), extra=(), env_extra=None):
 
 
 def row_sources():
-    """{row: strategy source} from allocators/strategies.txt"""
-    return {r.name: r.source for r in catalog.read_rows()}
+    """{row: strategy source} from allocators/strategies.txt, the @virtual twins included"""
+    return {r.name: r.source for r in catalog.with_virtual(catalog.read_rows())}
 
 
 def built_for_row(path, sources=None):

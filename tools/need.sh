@@ -2,8 +2,10 @@
 # need.sh: make sure a command, C library or file that part of allocmark uses is here.
 #   tools/need.sh [--for PART] WHAT DEBIAN-PACKAGE...
 #   tools/need.sh [--for PART] --file PATH DEBIAN-PACKAGE...
+#   tools/need.sh [--for PART] --libs "LINK-FLAGS" DEBIAN-PACKAGE...
 # WHAT is a command name or a library name as given to -l (jemalloc,
-# tcmalloc_minimal). Present: exit 0. Missing and root: apt-get install the
+# tcmalloc_minimal); --libs: present when a program links with those flags (a
+# row's libs: -L<dir> -l<name> ...). Present: exit 0. Missing and root: apt-get install the
 # packages (apt-get update first when the package lists are empty or the install
 # fails once), exit 0 if WHAT is then present. Otherwise say how to get it and
 # exit 1; the caller goes on without PART. It never installs anything but the
@@ -12,8 +14,9 @@ part=
 if [ "$1" = "--for" ]; then part=$2; shift 2; fi
 kind=name
 if [ "$1" = "--file" ]; then kind=file; shift; fi
+if [ "$1" = "--libs" ]; then kind=libs; shift; fi
 if [ $# -lt 2 ]; then
-    echo "usage: tools/need.sh [--for PART] [--file] WHAT DEBIAN-PACKAGE..." >&2
+    echo "usage: tools/need.sh [--for PART] [--file | --libs] WHAT DEBIAN-PACKAGE..." >&2
     exit 2
 fi
 what=$1
@@ -22,6 +25,11 @@ shift
 
 present() {
     if [ "$kind" = file ]; then [ -e "$what" ]; return; fi
+    if [ "$kind" = libs ]; then
+        # shellcheck disable=SC2086 # the flags are words
+        printf 'int main(void){return 0;}\n' | ${CC:-cc} -x c - -o /dev/null $what >/dev/null 2>&1
+        return
+    fi
     command -v "$what" >/dev/null 2>&1 && return 0
     printf 'int main(void){return 0;}\n' | ${CC:-cc} -x c - -o /dev/null "-l$what" >/dev/null 2>&1
 }
@@ -40,5 +48,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     fi
     present && exit 0
 fi
-echo "allocmark: $what is missing; install it with: sudo apt-get install $*; skipping $part"
+missing="$what is missing"
+[ "$kind" = libs ] && missing="$what does not link"
+echo "allocmark: $missing; install it with: sudo apt-get install $*; skipping $part"
 exit 1

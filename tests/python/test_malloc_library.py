@@ -1,6 +1,7 @@
 """Which malloc a system-* row measures. Each cell names, in its JSON line, the
 library that served malloc (the `malloc` field: the file that defines the
-malloc the process is bound to, then the library's own version); a row whose
+malloc the process is bound to, then the library's own version, or for a
+library without a version call "at <the file's real path>"); a row whose
 line in strategies.txt links -l<name> must name lib<name>, and the rows that
 link nothing the C library. Without the check, a row linked without its library
 (or a preload) would measure glibc under jemalloc's name.
@@ -21,6 +22,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_runner import BUILD, ROOT  # noqa: E402
 from runner import catalog  # noqa: E402
 
+# every malloc a Debian machine can install has its row (tools/need.sh installs
+# them as root: make test, make bench)
+LIBRARY_ROWS = ("system-jemalloc", "system-tcmalloc", "system-mimalloc", "system-tbbmalloc", "system-scudo")
 SIZED_FREE = {"-ljemalloc": "sdallocx", "-ltcmalloc_minimal": "tc_free_sized", "-lmimalloc": "mi_free_size"}
 
 
@@ -34,8 +38,8 @@ def library_matches(libs, malloc):
     return catalog.served_by_its_library(catalog.Row("", "system", "", libs, ""), malloc)
 
 
-def cell_malloc(path):
-    out = subprocess.run([path, "--workload", "alloc_pair", "--size", "8", "--reps", "1", "--samples", "1"],
+def cell_malloc(path, *extra):
+    out = subprocess.run([path, "--workload", "alloc_pair", "--size", "8", "--reps", "1", "--samples", "1", *extra],
                          capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
         raise AssertionError(f"{path} exited {out.returncode}: {out.stderr}")
@@ -61,6 +65,23 @@ class MallocLibrary(unittest.TestCase):
                 malloc = cell_malloc(path)
                 self.assertTrue(library_matches(libs, malloc), f"{row} links {libs} but malloc is {malloc!r}")
                 self.assertRegex(malloc, r"\S+ \S+ \S+", "the library's version follows its file name")
+
+    def test_every_library_has_its_row_built_where_it_links(self):
+        listed = {r: libs for r, _, libs in system_rows()}
+        with open(os.path.join(BUILD, "rows.txt")) as f:
+            linked = f.read().split()
+        for row in LIBRARY_ROWS:
+            with self.subTest(row=row):
+                self.assertIn(row, listed)
+                if row in linked:
+                    self.assertIn(row, [r for r, _, _, _ in self.built], f"{row} links but was not built")
+
+    def test_each_row_runs_under_the_memory_limit(self):
+        """the runner caps each cell's address space; Scudo reserves about 180
+        GiB of it before main, which no cap may make every later mapping fail for"""
+        for row, _, libs, path in self.built:
+            with self.subTest(row=row):
+                self.assertTrue(library_matches(libs, cell_malloc(path, "--mem-limit", str(4 << 30))))
 
     def test_row_linked_without_its_library_fails(self):
         """system-jemalloc's own objects linked without -ljemalloc: the check

@@ -96,9 +96,8 @@ def functions(path):
     return funcs
 
 
-def loop_nests(code):
-    """Cycles in the control flow of one function: the strongly connected
-    components that contain a jump back (nested loops count once)."""
+def successors(code):
+    """{address: [addresses control can go to next]} within one function"""
     addrs = [a for a, _, _ in code]
     inside = set(addrs)
     succ = {}
@@ -110,6 +109,14 @@ def loop_nests(code):
         if not op.startswith(("jmp", "ret", "ud2")) and i + 1 < len(code):
             s.append(addrs[i + 1])
         succ[a] = s
+    return succ
+
+
+def loop_nests(code):
+    """Cycles in the control flow of one function: the strongly connected
+    components that contain a jump back (nested loops count once)."""
+    addrs = [a for a, _, _ in code]
+    succ = successors(code)
     # Tarjan's algorithm, iterative
     index, low, on, stack, count, n = {}, {}, set(), [], 0, 0
     for root in addrs:
