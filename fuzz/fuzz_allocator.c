@@ -14,11 +14,11 @@
 #define MAX_LIVE 256
 #define MAX_LIVE_BYTES ((size_t)8 << 20)
 
-/* ideal's first buffer is its whole heap: 16 MiB holds MAX_LIVE_BYTES and a
+/* minimal's first buffer is its whole heap: 16 MiB holds MAX_LIVE_BYTES and a
  * long input's garbage. The others start from their default chunk or block
  * (64 KiB), as measured: growth is fuzzed too, and an execution stays cheap
  * under ASan (a 16 MiB block per input made tls_size_class 10 runs a second) */
-#define FUZZ_WHOLE_HEAP_ideal 1
+#define FUZZ_WHOLE_HEAP_minimal 1
 
 typedef struct shadow {
     unsigned char *p;

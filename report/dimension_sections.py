@@ -21,7 +21,7 @@ class DimensionSections:
         if not lines and not virtual:
             return
         body = ['<p>Each dimension of allocation the run measured: for each point, the fastest strategy a '
-                'program could use (not <code>ideal</code>, the A/A control or a <code>@virtual</code> row), its '
+                'program could use (not <code>minimal</code>, the A/A control or a <code>@virtual</code> row), its '
                 'time per operation, and how it and <code>monotonic</code> compare with <code>system</code> '
                 '(the malloc under global new/delete; below 1: faster). The study\'s figure is relative to '
                 'global new/delete at 100. Medians of <a href="summary.csv">summary.csv</a>; the intervals are in '

@@ -9,7 +9,7 @@ the report's section and by the README's table; it reads summary entries
 (runner/rundir.py) and computes nothing but ratios of their medians."""
 
 VIRTUAL = "@virtual"  # a row reached through a table of function pointers
-NOT_CANDIDATES = {"ideal", "control"}  # a bound and the A/A control are no one's choice
+NOT_CANDIDATES = {"minimal", "control"}  # a bound and the A/A control are no one's choice
 REFERENCE = "system"
 
 # (dimension, workloads, what the study found), in the order of the report

@@ -31,9 +31,9 @@ WORKLOADS = ("thrash_pool_map_list_unaligned", "thrash_pool_sort_list_int", "lis
 # columns after the fastest of the others: (strategy, header)
 COLUMNS = (("system", "glibc"), ("system-jemalloc", "jemalloc"), ("system-tcmalloc", "tcmalloc"),
            ("system-mimalloc", "mimalloc"), ("monotonic", "`monotonic`"),
-           ("pool", "`pool` (Boost `pool_allocator`)"), ("ideal", "`ideal` (bump, LIFO reuse)"))
-# not candidates for "fastest of the others": the malloc libraries and ideal
-NOT_OTHERS = ("system", "ideal")
+           ("pool", "`pool` (Boost `pool_allocator`)"), ("minimal", "`minimal` (bump, LIFO reuse)"))
+# not candidates for "fastest of the others": the malloc libraries and minimal
+NOT_OTHERS = ("system", "minimal")
 
 
 def figure(ns):
@@ -90,7 +90,7 @@ def table(folder):
     size_text = " and ".join(str(s) for s in sorted(sizes))
     head = (source + " Median ns per operation "
             f"at size {size_text}, one thread; the fastest of the others leaves out the malloc "
-            f"libraries and `ideal`. Every workload, size and ratio of that run: "
+            f"libraries and `minimal`. Every workload, size and ratio of that run: "
             f"[{where}/tables.md]({where}/tables.md).")
     header = "| workload | compiler | fastest of the others | " + " | ".join(h for _, h in COLUMNS) + " |"
     rule = "| --- | --- | --- | " + " | ".join("---:" for _ in COLUMNS) + " |"
@@ -134,7 +134,7 @@ def dimension_table(folder):
         raise RunError(f"{folder} has none of the workloads of the dimensions")
     _, source = _run_line(folder, run)
     head = (source + " Median time per operation of the fastest strategy a program could use (not "
-            "`ideal` nor a `@virtual` row), and of `monotonic`, over `system`'s (the malloc of global "
+            "`minimal` nor a `@virtual` row), and of `monotonic`, over `system`'s (the malloc of global "
             "new/delete; below 1: faster); the study's figures are relative to new/delete at 100.")
     header = ("| dimension | compiler | cell | fastest | fastest / system | monotonic / system | "
               "the study (N4468, P0089) |")

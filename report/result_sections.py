@@ -16,17 +16,17 @@ class ResultSections:
         base = run.baseline
         has_system = any(r["strategy"] == "system" for r in run.summary)
         two = has_system and base != "system"
-        bounds = [b for b in sorted(results.LOWER_BOUNDS) if b in run.strategies]
+        bounds = [b for b in sorted(results.REFERENCE_ROWS) if b in run.strategies]
         head = ["workload", "compiler", "at", "fastest", "ns/op"]
         head.append("vs system" + ("" if two or not has_system else " (baseline)") if has_system else f"vs {base}")
         if two:
             head.append(f"vs {base} (baseline)")
-        head += [f"{b} ns/op (lower bound)" for b in bounds]
+        head += [f"{b} ns/op (reference)" for b in bounds]
         rows = []
         for g in groups:
             x = g.largest_x()
             cands = [g.cell[(s, x)] for s in g.strategies
-                     if (s, x) in g.cell and run.ok(g.cell[(s, x)]) and s not in results.LOWER_BOUNDS]
+                     if (s, x) in g.cell and run.ok(g.cell[(s, x)]) and s not in results.REFERENCE_ROWS]
             name = g.workload + (f" ({g.label})" if g.label else "")
             link = f'<a href="#w-{esc(slug(g.workload))}">{esc(name)}</a>'
             if not cands:
@@ -56,7 +56,7 @@ class ResultSections:
                        f'that strategy (<a href="#failed">why</a>).</p>')
         body = (f'<p>For each workload, the fastest strategy at the largest size measured, and its median '
                 f'time per operation relative to <code>system</code> and to the baseline '
-                f'(<code>{esc(base)}</code>).' + (f' Lower bounds ({esc(", ".join(bounds))}) are left out of '
+                f'(<code>{esc(base)}</code>).' + (f' Reference rows ({esc(", ".join(bounds))}: the least allocator work, not a bound of time) are left out of '
                 f'"fastest" and shown apart.' if bounds else "") + f'</p>{self.legend()}<div class="scroll"><table id="summary-table">'
                 f'<thead><tr>{"".join(f"<th>{esc(h)}</th>" for h in head)}</tr></thead>'
                 f'<tbody>{"".join(rows)}</tbody></table></div>{failed}')

@@ -11,7 +11,8 @@ from runner import catalog, rundir, schema
 from runner.schema import fmt
 
 ROOT = catalog.ROOT
-LOWER_BOUNDS = {"ideal"}  # rows that are a bound, not a usable allocator
+# rows that are a reference (the least allocator work), not an allocator a program would use
+REFERENCE_ROWS = {"minimal"}
 AXES = ("size", "threads", "param")
 
 

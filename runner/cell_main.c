@@ -24,7 +24,7 @@
 
 /* A strategy whose free does not reuse memory is reset after each repetition,
  * inside the timed region, as a program using it would; so is one that asks
- * for it (ideal: each repetition starts from a rewound buffer). */
+ * for it (minimal: each repetition starts from a rewound buffer). */
 #if !AM_FREE_REUSES || AM_S(_RESET_EACH_REPETITION)
 #define AM_RESET_EACH_REPETITION 1
 #else

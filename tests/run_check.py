@@ -56,7 +56,7 @@ def plain_rows():
 
 
 def source_rows():
-    """one row per strategy source, the row named after it (system, ideal,
+    """one row per strategy source, the row named after it (system, minimal,
     pool ...): what make test runs under ASan; variants of a source differ
     in a flag or the malloc linked, and make check runs them all"""
     return [r.name for r in catalog.read_rows() if r.name == r.source and not r.libs]

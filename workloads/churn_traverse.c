@@ -34,11 +34,11 @@ static size_t ct_initial(size_t len, unsigned s) {
 
 AM_INLINE int ct_value(const am_job *job, uint64_t i) { return (int)((job->seed & 0xffff) + (i & 0xffff)); }
 
-/* ideal reserves 1 GiB of address space a heap; a subsystem never holds more
+/* minimal reserves 1 GiB of address space a heap; a subsystem never holds more
  * than len nodes of one size, so its heaps reserve that much */
 static void ct_heap_options(const am_job *job, am_options *o) {
     *o = job->options;
-#ifdef AM_IDEAL_H
+#ifdef AM_MINIMAL_H
     if (!o->initial_bytes) o->initial_bytes = (job->size + 64) * sizeof(ct_list_node) * 2 + ((size_t)1 << 16);
 #endif
 }

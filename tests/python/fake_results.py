@@ -8,7 +8,7 @@ import sys
 
 SMALL = dict(strategies=["system", "pool", "monotonic"], workloads=["list_create", "thrash_pool"],
              sizes=[16, 256, 4096], compilers=["gcc"])
-BIG = dict(strategies=["system", "system-jemalloc", "system-tcmalloc", "system-mimalloc", "ideal",
+BIG = dict(strategies=["system", "system-jemalloc", "system-tcmalloc", "system-mimalloc", "minimal",
                        "pool", "fast_pool", "fast_pool-mutex", "monotonic", "monotonic-local",
                        "tls_size_class", "mmap_arena", "mmap_file"],
            workloads=["thrash_pool", "thrash_pool_sort", "list_create", "map_erase"],

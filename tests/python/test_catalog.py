@@ -74,7 +74,7 @@ class OneReader(unittest.TestCase):
 
 
 class BuiltRows(unittest.TestCase):
-    """A build folder with system's cells, ideal's missing, and a stale
+    """A build folder with system's cells, minimal's missing, and a stale
     executable of a row strategies.txt does not list (a copy of system's)."""
 
     @classmethod
@@ -110,13 +110,13 @@ class BuiltRows(unittest.TestCase):
     def test_rows_not_built_are_said_once(self):
         lines = [line for line in self.p.stdout.splitlines() if line.startswith("note: not built")]
         self.assertEqual(len(lines), 1, self.p.stdout)
-        for row in ("ideal", "pool", "monotonic", "mmap_file"):
+        for row in ("minimal", "pool", "monotonic", "mmap_file"):
             self.assertIn(row, lines[0])
 
     def test_a_row_asked_for_by_name_must_be_built(self):
-        p = self.run_on(["--allocators", "system,ideal", "--out", os.path.join(self.tmp.name, "never")])
+        p = self.run_on(["--allocators", "system,minimal", "--out", os.path.join(self.tmp.name, "never")])
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
-        self.assertIn("'ideal' is not built", p.stderr)
+        self.assertIn("'minimal' is not built", p.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "never")))
 
     def test_a_stale_row_is_not_a_strategy(self):

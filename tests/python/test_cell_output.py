@@ -22,7 +22,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_runner import BUILD, ensure_cells  # noqa: E402
 
-ROWS = "system,ideal,monotonic,pool"
+ROWS = "system,minimal,monotonic,pool"
 
 
 def cell(row, workload, size, *extra, env=None):
@@ -54,9 +54,9 @@ class EqualInputs(unittest.TestCase):
                 self.assertEqual(few["inputs"], many["inputs"])
 
     def test_two_rows_that_calibrate_differently(self):
-        # pool's ordered free makes its repetitions many times slower than ideal's
+        # pool's ordered free makes its repetitions many times slower than minimal's
         rc1, slow = cell("pool", "list_dupe", 1010)
-        rc2, fast = cell("ideal", "list_dupe", 1010)
+        rc2, fast = cell("minimal", "list_dupe", 1010)
         self.assertEqual((rc1, rc2), (0, 0))
         self.assertEqual(slow["inputs"], fast["inputs"])
         rc1, slow = cell("pool", "thrash_pool_sort", 910)

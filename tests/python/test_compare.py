@@ -19,14 +19,14 @@ import synthetic_runs as syn  # noqa: E402
 RUN_A = {
     ("gcc", "system", "thrash_pool", 10): syn.spread(100.0),
     ("gcc", "system", "thrash_pool", 1810): syn.spread(1000.0, step=0.1),
-    ("gcc", "ideal", "thrash_pool", 10): syn.spread(40.0),
+    ("gcc", "minimal", "thrash_pool", 10): syn.spread(40.0),
     ("gcc", "only-in-a", "thrash_pool", 10): syn.spread(70.0),
     ("gcc", "monotonic", "contention", 10): "skipped",
 }
 RUN_B = {
     ("gcc", "system", "thrash_pool", 10): syn.spread(150.0),           # 1.5x slower
     ("gcc", "system", "thrash_pool", 1810): syn.spread(990.0, step=0.1),  # the same, within noise
-    ("gcc", "ideal", "thrash_pool", 10): None,                        # failed in B
+    ("gcc", "minimal", "thrash_pool", 10): None,                        # failed in B
     ("clang", "system", "thrash_pool", 10): syn.spread(90.0),         # compiler only in B
     ("gcc", "monotonic", "contention", 10): "skipped",                # does not apply, in both
 }
@@ -86,7 +86,7 @@ class TwoRuns(unittest.TestCase):
         self.assertIn("B/A", self.text)
 
     def test_failed_and_missing_cells_have_no_ratio(self):
-        failed = self.by[("gcc", "ideal", "10", "B")]
+        failed = self.by[("gcc", "minimal", "10", "B")]
         self.assertEqual((failed["status"], failed["ratio"]), ("failed", ""))
         missing = self.by[("gcc", "only-in-a", "10", "B")]
         self.assertEqual((missing["status"], missing["median_ns_per_op"], missing["ratio"]), ("missing", "", ""))
@@ -104,7 +104,7 @@ class TwoRuns(unittest.TestCase):
         self.assertIn("gcc only-in-a thrash_pool size 10: only in A; missing from B", tail)
         self.assertIn("clang system thrash_pool size 10: only in B; missing from A", tail)
         # a failed cell is in both runs: shown in the table, not a mismatch
-        self.assertNotIn("ideal", tail)
+        self.assertNotIn("minimal", tail)
         with open(os.path.join(self.out, "compare.md")) as f:
             self.assertIn("## Cells not in every run (2):", f.read())
 

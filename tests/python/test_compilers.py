@@ -111,8 +111,8 @@ def cells_two_compilers():
         ("gcc", "system", "thrash_pool", 10): syn.spread(200.0),       # clearly 2x
         ("clang", "system", "thrash_pool", 1810): syn.spread(1000.0, step=0.1),
         ("gcc", "system", "thrash_pool", 1810): syn.spread(1010.0, step=0.1),  # within noise
-        ("clang", "ideal", "thrash_pool", 10): syn.spread(50.0),
-        ("gcc", "ideal", "thrash_pool", 10): None,                     # failed
+        ("clang", "minimal", "thrash_pool", 10): syn.spread(50.0),
+        ("gcc", "minimal", "thrash_pool", 10): None,                     # failed
     }
 
 
@@ -161,7 +161,7 @@ class CrossCompilerTables(unittest.TestCase):
     def test_reference_rows_and_failed_cells(self):
         self.assertEqual(self.by[("system", "10", "clang")]["ratio"], "1")
         self.assertEqual(self.by[("system", "10", "clang")]["ci_low"], "")
-        failed = self.by[("ideal", "10", "gcc")]
+        failed = self.by[("minimal", "10", "gcc")]
         self.assertEqual((failed["median_ns_per_op"], failed["ratio"], failed["significant"]), ("", "", ""))
 
     def test_table_columns_are_compilers_then_ratio(self):
@@ -170,8 +170,8 @@ class CrossCompilerTables(unittest.TestCase):
         self.assertIn("### thrash_pool: system", md)
         self.assertIn("| size | clang | gcc | gcc/clang |", md)
         self.assertIn("\\~1.01", md)
-        ideal = self.text[self.text.index("== thrash_pool: ideal =="):]
-        self.assertIn("failed", ideal.splitlines()[2])
+        minimal = self.text[self.text.index("== thrash_pool: minimal =="):]
+        self.assertIn("failed", minimal.splitlines()[2])
 
     def test_reference_can_be_chosen(self):
         rows, _ = crosscc.build(rundir.load(self.folder), reference="gcc")

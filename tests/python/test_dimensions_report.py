@@ -1,6 +1,6 @@
 """The dimensions of allocation as the report and the README read them
 (report/dimensions.py): the fastest strategy a program could use at each
-point (never ideal, the A/A control or a @virtual row), its ratio to system,
+point (never minimal, the A/A control or a @virtual row), its ratio to system,
 drop against destroy, and @virtual against its own row; and the report's
 section, present only when the run measured such workloads."""
 import os
@@ -21,7 +21,7 @@ def entry(strategy, workload, median, size=1810, threads=1, param=0.0, status="o
 
 SUMMARY = [
     entry("system", "vector_of_lists", 20.0), entry("monotonic", "vector_of_lists", 5.0),
-    entry("ideal", "vector_of_lists", 1.0), entry("control", "vector_of_lists", 4.0),
+    entry("minimal", "vector_of_lists", 1.0), entry("control", "vector_of_lists", 4.0),
     entry("monotonic@virtual", "vector_of_lists", 2.0), entry("pool", "vector_of_lists", 4.5, status="failed"),
     entry("system", "list_create", 12.0), entry("monotonic", "list_create", 4.0),
     entry("monotonic", "list_create_drop", 1.0), entry("control", "list_create_drop", 1.0),
@@ -35,7 +35,7 @@ class Findings(unittest.TestCase):
         nested = [f for f in lines if f["dimension"] == "nested containers"]
         self.assertEqual(len(nested), 1)
         f = nested[0]
-        # ideal (a bound), control, the @virtual row and the failed pool cell are no choice
+        # minimal (a bound), control, the @virtual row and the failed pool cell are no choice
         self.assertEqual((f["winner"], f["median"]), ("monotonic", 5.0))
         self.assertAlmostEqual(f["winner_vs_system"], 0.25)
         self.assertAlmostEqual(f["monotonic_vs_system"], 0.25)

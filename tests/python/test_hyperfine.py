@@ -1,7 +1,7 @@
 """Tests of runner/hyperfine.py with a stand-in hyperfine that records its
 arguments: every command does the same fixed work, the options asked for are
 passed, the files land in the run folder with the peak-memory note, and a
-missing hyperfine is skipped with a message. Runs real cells (system, ideal)."""
+missing hyperfine is skipped with a message. Runs real cells (system, minimal)."""
 import json
 import os
 import shlex
@@ -57,7 +57,7 @@ class FakeHyperfine(unittest.TestCase):
         cls.run_dir = os.path.join(cls.tmp.name, "results", "r1")
         os.makedirs(cls.run_dir)
         cls.p = subprocess.run([sys.executable, HF, "--compilers", "cc-one,cc-two", "--build-root", root,
-                                "--run", cls.run_dir, "--allocators", "system,ideal", "--workload", "thrash_pool", "--size", "10",
+                                "--run", cls.run_dir, "--allocators", "system,minimal", "--workload", "thrash_pool", "--size", "10",
                                 "--reps", "7", "--runs", "12", "--hyperfine", cls.fake],
                                capture_output=True, text=True, timeout=120,
                                env=dict(os.environ, FAKE_HF_LOG=cls.log))
@@ -80,7 +80,7 @@ class FakeHyperfine(unittest.TestCase):
 
     def test_strategies_then_compilers_all_doing_the_same_work(self):
         strategies, compilers = (self.commands(c) for c in self.calls)
-        self.assertEqual([n for n, _ in strategies], ["system", "ideal"])
+        self.assertEqual([n for n, _ in strategies], ["system", "minimal"])
         self.assertEqual([n for n, _ in compilers], ["cc-one", "cc-two"])
         for name, cmd in strategies + compilers:
             self.assertTrue(os.path.basename(cmd[0]).startswith("am-cell-"), cmd)

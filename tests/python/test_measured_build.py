@@ -56,7 +56,7 @@ class MeasuredBuild(unittest.TestCase):
 
     def test_every_row_found(self):
         names = [r for r, _, _ in self.cells]
-        for row in ("system", "ideal", "pool", "fast_pool", "monotonic", "tls_size_class",
+        for row in ("system", "minimal", "pool", "fast_pool", "monotonic", "tls_size_class",
                     "mmap_arena", "concurrent_pool"):
             self.assertIn(row, names)
 

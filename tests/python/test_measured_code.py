@@ -3,12 +3,12 @@ clang (each one that is installed):
 
 - the harness of the alloc_* patterns costs a few instructions an operation:
   callgrind counts inside alloc_pair_run, as the difference between two --reps
-  values, at most 20 instructions per alloc+free pair of 8 bytes for ideal and
+  values, at most 20 instructions per alloc+free pair of 8 bytes for minimal and
   30 for the free-list pools (it was 77-104 while the stamps were
   variable-length copies: clang called memcpy four times a pair);
 - no compiler deleted a container's teardown walk for a row: the loop nests
   of each one-thread workload's run function are at least those of the system
-  row, whose free is a library call no compiler can remove (when ideal's free
+  row, whose free is a library call no compiler can remove (when minimal's free
   did nothing, clang kept one loop nest of list_create's three).
 
 Builds the rows it reads (make cells) in build/<compiler>; skipped where the
@@ -171,7 +171,7 @@ class TeardownKept(unittest.TestCase):
             self.skipTest("neither gcc nor clang is installed")
         for cc in compilers:
             rows = ["system"] + list(HarnessCost.BOUNDS)
-            if cc == own_family():  # every row that links here, the lower bound among them
+            if cc == own_family():  # every row that links here, minimal among them
                 rows = linked_rows()
             bindir = build_rows(cc, rows)
             if bindir is None:
@@ -189,7 +189,7 @@ class TeardownKept(unittest.TestCase):
 @unittest.skipUnless(shutil.which("valgrind") and shutil.which("objcopy"), "needs valgrind and objcopy")
 class HarnessCost(unittest.TestCase):
     """Instructions per alloc+free pair inside alloc_pair_run, 8-byte blocks."""
-    BOUNDS = {"ideal": 20, "fast_pool": 30, "tls_size_class": 30}
+    BOUNDS = {"minimal": 20, "fast_pool": 30, "tls_size_class": 30}
     REPS = (8, 24)
     OPS = 10000  # blocks per repetition
 

@@ -100,7 +100,7 @@ class Regenerate(unittest.TestCase):
                             "--out", out])
             self.assertEqual(p.returncode, 0, p.stderr)
             _, rows = read_csv(os.path.join(out, "ratios.csv"))
-            ratio = float(rows[0]["ratio"])  # ideal against system
+            ratio = float(rows[0]["ratio"])  # minimal against system
             margin = 0.99  # a ratio within 1 / 1.99 and 1.99 is no longer marked
             p = subprocess.run([sys.executable, RUNNER, "--regenerate", out, "--margin", "99%"],
                                capture_output=True, text=True, timeout=120)

@@ -20,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import test_runner  # noqa: E402  (the build folder and the cells it builds)
 
-QUICK_SLICE = ["--allocators", "system,ideal,pool", "--baseline", "system",
+QUICK_SLICE = ["--allocators", "system,minimal,pool", "--baseline", "system",
                "--workloads", "thrash_pool_map_list_unaligned,list_iterate,contention"]
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -68,7 +68,7 @@ class FullDisk(unittest.TestCase):
         summary, samples = text.split("== samples.csv\n", 1)
         rows = list(csv.DictReader(summary.splitlines()))
         self.assertEqual(sorted((r["strategy"], r["size"], r["status"]) for r in rows),
-                         [("ideal", "10", "ok"), ("ideal", "210", "ok"), ("system", "10", "ok"),
+                         [("minimal", "10", "ok"), ("minimal", "210", "ok"), ("system", "10", "ok"),
                           ("system", "210", "ok")])
         lines = [line for line in samples.splitlines() if line.startswith(COMPILER + ",")]
         self.assertEqual(len(lines), 4 * 3)

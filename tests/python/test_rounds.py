@@ -31,7 +31,7 @@ class Rounds(unittest.TestCase):
     def block_cells():
         """two compilers x 4 strategies x 5 blocks (workload, size): 40 cells"""
         return [matrix.Cell(cc, s, w, size, 1, 0, False) for cc in ("gcc", "clang")
-                for s in ("system", "ideal", "pool", "fast_pool")
+                for s in ("system", "minimal", "pool", "fast_pool")
                 for w, size in (("thrash_pool", 10), ("thrash_pool", 1810), ("list_create", 10),
                                 ("map_erase", 10), ("map_erase", 210))]
 

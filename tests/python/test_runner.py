@@ -1,4 +1,4 @@
-"""End-to-end tests of runner/allocmark.py on a tiny matrix (system and ideal,
+"""End-to-end tests of runner/allocmark.py on a tiny matrix (system and minimal,
 thrash_pool, a few sizes, 3 samples of 1 ms): the files and their columns,
 ratios that agree with the medians, every kind of bad input, and cells that
 crash, hang or fail their checksum (through the cell's AM_TEST_* hooks) being
@@ -32,14 +32,14 @@ def build_dir():
 
 BUILD = build_dir()
 COMPILER = os.path.basename(BUILD)
-TINY = ["--allocators", "system,ideal", "--workloads", "thrash_pool", "--samples", "3",
+TINY = ["--allocators", "system,minimal", "--workloads", "thrash_pool", "--samples", "3",
         "--min-ms", "1", "--seed", "7", "--revisits", "0"]
 
 
 _built = set()
 
 
-def ensure_cells(rows="system,ideal"):
+def ensure_cells(rows="system,minimal"):
     """Brings the rows' cells up to date once per test process (make is
     incremental; `make test` itself builds only the test binaries)."""
     if rows in _built:
@@ -81,7 +81,7 @@ class Tiny(unittest.TestCase):
     def test_run_succeeds_and_prints_tables_and_where(self):
         self.assertEqual(self.p.returncode, 0, self.p.stderr)
         self.assertIn("== " + COMPILER + ": thrash_pool ==", self.p.stdout)
-        self.assertIn("ideal/system", self.p.stdout)
+        self.assertIn("minimal/system", self.p.stdout)
         self.assertIn(self.out, self.p.stdout.splitlines()[-1])
 
     def test_every_file_is_there_with_its_columns(self):
@@ -98,7 +98,7 @@ class Tiny(unittest.TestCase):
     def test_summary_has_every_cell_with_stats(self):
         _, rows = read_csv(os.path.join(self.out, "summary.csv"))
         cells = sorted((r["strategy"], int(r["size"])) for r in rows)
-        self.assertEqual(cells, [("ideal", 10), ("ideal", 210), ("system", 10), ("system", 210)])
+        self.assertEqual(cells, [("minimal", 10), ("minimal", 210), ("system", 10), ("system", 210)])
         for r in rows:
             self.assertEqual(r["status"], "ok")
             self.assertEqual(r["compiler"], COMPILER)
@@ -112,8 +112,8 @@ class Tiny(unittest.TestCase):
             self.assertEqual((r["allocs"], r["frees"]), ("1", "1"))
             self.assertGreaterEqual(int(r["bytes_peak"]), 0)
             self.assertEqual(r["instructions_per_op"] == "", r["cycles_per_op"] == "")
-        ideal = [r for r in rows if r["strategy"] == "ideal"]
-        for r in ideal:  # ideal knows what it reserved
+        minimal = [r for r in rows if r["strategy"] == "minimal"]
+        for r in minimal:  # minimal knows what it reserved
             self.assertGreater(int(r["reserved_peak"]), 0)
 
     def test_samples_match_summary(self):
@@ -137,9 +137,9 @@ class Tiny(unittest.TestCase):
         _, samples = read_csv(os.path.join(self.out, "samples.csv"))
         self.assertEqual(sorted(r["size"] for r in ratios), ["10", "210"])
         for r in ratios:
-            self.assertEqual((r["strategy"], r["baseline"], r["pairs"]), ("ideal", "system", "3"))
+            self.assertEqual((r["strategy"], r["baseline"], r["pairs"]), ("minimal", "system", "3"))
             at = {(x["strategy"], x["round"]): float(x["ns_per_op"]) for x in samples if x["size"] == r["size"]}
-            d = [math.log(at[("ideal", k)] / at[("system", k)]) for k in ("1", "2", "3")]
+            d = [math.log(at[("minimal", k)] / at[("system", k)]) for k in ("1", "2", "3")]
             # the median of the three log ratios of the visits paired by round
             self.assertAlmostEqual(float(r["ratio"]) / math.exp(sorted(d)[1]), 1, places=4)
             lo, hi = float(r["ci_low"]), float(r["ci_high"])
@@ -181,10 +181,10 @@ class Control(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        ensure_cells("ideal,monotonic,control")
+        ensure_cells("minimal,monotonic,control")
         cls.tmp = tempfile.TemporaryDirectory()
         cls.out = os.path.join(cls.tmp.name, "run")
-        cls.p = run(["--allocators", "ideal", "--workloads", "thrash_pool", "--sizes", "10,210", "--samples", "6",
+        cls.p = run(["--allocators", "minimal", "--workloads", "thrash_pool", "--sizes", "10,210", "--samples", "6",
                      "--min-ms", "1", "--seed", "7", "--revisits", "0", "--cpu", "none", "--no-stats-tables",
                      "--out", cls.out])
 
@@ -196,7 +196,7 @@ class Control(unittest.TestCase):
         self.assertEqual(self.p.returncode, 0, self.p.stdout + self.p.stderr)
         _, rows = read_csv(os.path.join(self.out, "summary.csv"))
         self.assertEqual(sorted((r["strategy"], r["size"]) for r in rows),
-                         [(s, z) for s in ("control", "ideal", "monotonic") for z in ("10", "210")])
+                         [(s, z) for s in ("control", "minimal", "monotonic") for z in ("10", "210")])
         with open(os.path.join(self.out, "meta.json")) as f:
             meta = json.load(f)
         self.assertEqual(meta["control"], {"row": "control", "twin": "monotonic"})
@@ -213,13 +213,13 @@ class Control(unittest.TestCase):
 
     def test_no_control_leaves_it_out_and_a_run_without_its_twin_says_so(self):
         out = os.path.join(self.tmp.name, "without")
-        p = run(["--allocators", "ideal", "--workloads", "thrash_pool", "--sizes", "10", "--samples", "3",
+        p = run(["--allocators", "minimal", "--workloads", "thrash_pool", "--sizes", "10", "--samples", "3",
                  "--min-ms", "1", "--revisits", "0", "--cpu", "none", "--no-stats-tables", "--no-control",
                  "--out", out])
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         _, rows = read_csv(os.path.join(out, "summary.csv"))
         self.assertNotIn("control", {r["strategy"] for r in rows})
-        p = run(["--allocators", "ideal", "--baseline", "ideal", "--workloads", "thrash_pool", "--sizes", "10",
+        p = run(["--allocators", "minimal", "--baseline", "minimal", "--workloads", "thrash_pool", "--sizes", "10",
                  "--samples", "3", "--min-ms", "1", "--revisits", "0", "--cpu", "none", "--no-stats-tables",
                  "--out", os.path.join(self.tmp.name, "no-twin")])
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
@@ -270,7 +270,7 @@ class BadInput(unittest.TestCase):
         return p
 
     def test_unknown_strategy_names_the_valid_ones(self):
-        self.check(["--allocators", "system,nosuch"], "nosuch", "system", "ideal")
+        self.check(["--allocators", "system,nosuch"], "nosuch", "system", "minimal")
 
     def test_unknown_workload_names_the_valid_ones(self):
         self.check(["--allocators", "system", "--workloads", "nosuch"], "nosuch", "thrash_pool")
@@ -349,8 +349,8 @@ class FailingCells(unittest.TestCase):
         cls.out = os.path.join(cls.tmp.name, "run")
         cls.p = run(TINY + ["--sizes", "10,210,410", "--timeout", "2", "--baseline", "system",
                             "--out", cls.out],
-                    env={"AM_TEST_HANG": "system/thrash_pool:10", "AM_TEST_CRASH": "ideal/thrash_pool:210",
-                         "AM_TEST_BADSUM": "ideal/thrash_pool:410"})
+                    env={"AM_TEST_HANG": "system/thrash_pool:10", "AM_TEST_CRASH": "minimal/thrash_pool:210",
+                         "AM_TEST_BADSUM": "minimal/thrash_pool:410"})
         _, rows = read_csv(os.path.join(cls.out, "summary.csv"))
         cls.rows = {(r["strategy"], int(r["size"])): r for r in rows}
 
@@ -361,11 +361,11 @@ class FailingCells(unittest.TestCase):
     def test_the_run_goes_on(self):
         self.assertEqual(self.p.returncode, 0, self.p.stderr)
         self.assertEqual(len(self.rows), 6)
-        for key in (("system", 210), ("system", 410), ("ideal", 10)):
+        for key in (("system", 210), ("system", 410), ("minimal", 10)):
             self.assertEqual(self.rows[key]["status"], "ok", key)
 
     def test_a_crash_is_failed_with_the_signal(self):
-        r = self.rows[("ideal", 210)]
+        r = self.rows[("minimal", 210)]
         self.assertEqual(r["status"], "failed")
         # a sanitizer build reports the crash itself instead of dying of the signal
         self.assertTrue("SIGSEGV" in r["reason"] or "SEGV" in r["reason"], r["reason"])
@@ -377,7 +377,7 @@ class FailingCells(unittest.TestCase):
         self.assertIn("timed out after 2 s", r["reason"])
 
     def test_a_wrong_checksum_is_failed(self):
-        r = self.rows[("ideal", 410)]
+        r = self.rows[("minimal", 410)]
         self.assertEqual(r["status"], "failed")
         self.assertIn("checksum mismatch", r["reason"])
 
@@ -388,13 +388,13 @@ class FailingCells(unittest.TestCase):
     def test_failed_cells_show_in_the_table_and_have_no_ratio(self):
         self.assertIn("failed", self.p.stdout)
         _, ratios = read_csv(os.path.join(self.out, "ratios.csv"))
-        self.assertEqual([], ratios)  # no (ideal, system) pair finished at the same size
+        self.assertEqual([], ratios)  # no (minimal, system) pair finished at the same size
 
 
 class TooLargeForMemory(unittest.TestCase):
     """A size under the cap that no heap can hold: its cells fail with "out of
     memory" and the run goes on (thrash_pool asks for one 4 TB vector, which
-    malloc and ideal refuse at once: no memory is taken)."""
+    malloc and minimal refuse at once: no memory is taken)."""
 
     def test_cells_fail_out_of_memory_and_the_rest_finish(self):
         ensure_cells()
@@ -405,7 +405,7 @@ class TooLargeForMemory(unittest.TestCase):
             _, rows = read_csv(os.path.join(out, "summary.csv"))
             by = {(r["strategy"], int(r["size"])): r for r in rows}
             self.assertEqual(len(by), 4)
-            for s in ("system", "ideal"):
+            for s in ("system", "minimal"):
                 self.assertEqual(by[(s, 10)]["status"], "ok")
                 self.assertEqual(by[(s, 10 ** 12)]["status"], "failed")
                 self.assertIn("out of memory", by[(s, 10 ** 12)]["reason"])
@@ -462,7 +462,7 @@ class MemLimit(unittest.TestCase):
             for arg, want in ((None, ram // 2), ("none", None)):
                 out = os.path.join(tmp, "run-" + str(arg))
                 extra = ["--mem-limit", arg] if arg else []
-                p = run(TINY + ["--allocators", "system,ideal", "--baseline", "system", "--sizes", "10",
+                p = run(TINY + ["--allocators", "system,minimal", "--baseline", "system", "--sizes", "10",
                                 "--cpu", "none", "--no-stats-tables", "--out", out] + extra)
                 self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
                 _, rows = read_csv(os.path.join(out, "summary.csv"))

@@ -58,10 +58,10 @@ class BinFolder(unittest.TestCase):
     def test_exe_cells_found_and_other_files_ignored(self):
         with tempfile.TemporaryDirectory() as d:
             for f in ("am-cell-system.exe", "am-cell-system-stats.exe", "am-cell-system.pdb",
-                      "am-cell-ideal.exe", "am-cell-ideal.ilk", "am-cell-ideal-stats.pdb", "check.lib"):
+                      "am-cell-minimal.exe", "am-cell-minimal.ilk", "am-cell-minimal-stats.pdb", "check.lib"):
                 open(os.path.join(d, f), "w").close()
-            self.assertEqual(catalog.built_rows(d, ["system", "ideal"]), ["system", "ideal"])
-            self.assertEqual(catalog.cell_exe(d, "ideal"), os.path.join(d, "am-cell-ideal.exe"))
+            self.assertEqual(catalog.built_rows(d, ["system", "minimal"]), ["system", "minimal"])
+            self.assertEqual(catalog.cell_exe(d, "minimal"), os.path.join(d, "am-cell-minimal.exe"))
             self.assertEqual(catalog.cell_exe(d, "system", stats_build=True),
                              os.path.join(d, "am-cell-system-stats.exe"))
 

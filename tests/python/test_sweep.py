@@ -1,4 +1,4 @@
-"""The runner's threads x param sweep on a tiny matrix (pool, fast_pool and ideal,
+"""The runner's threads x param sweep on a tiny matrix (pool, fast_pool and minimal,
 the contention workload, QUICK's corner: threads 1 and 2, param 0 and 500):
 one cell per (threads, param), fast_pool skipped where two threads would race
 on its shared pools, the tables' lines per (threads, param) with n/a, the
@@ -16,7 +16,7 @@ import test_runner as tr  # noqa: E402
 from test_regenerate import assert_regenerates  # noqa: E402
 from runner import matrix  # noqa: E402
 
-ROWS = "pool,fast_pool,ideal"
+ROWS = "pool,fast_pool,minimal"
 
 
 class ThreadSweep(unittest.TestCase):

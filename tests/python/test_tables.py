@@ -20,10 +20,10 @@ def rrow(strategy, size, ratio, lo, hi, sig, baseline="system"):
             "ci_low": lo, "ci_high": hi, "significant": sig}
 
 
-SUMMARY = [srow("system", 10, 29.6), srow("ideal", 10, 12.26), srow("pool", 10, 31.0),
-           srow("system", 1810, 1234.0), srow("ideal", 1810, 2500000.0), srow("pool", 1810, None, "failed")]
-RATIOS = [rrow("ideal", 10, 0.4138, 0.40, 0.43, True), rrow("pool", 10, 1.047, 0.98, 1.12, False),
-          rrow("ideal", 1810, 2025.9, 1900.0, 2100.0, True)]
+SUMMARY = [srow("system", 10, 29.6), srow("minimal", 10, 12.26), srow("pool", 10, 31.0),
+           srow("system", 1810, 1234.0), srow("minimal", 1810, 2500000.0), srow("pool", 1810, None, "failed")]
+RATIOS = [rrow("minimal", 10, 0.4138, 0.40, 0.43, True), rrow("pool", 10, 1.047, 0.98, 1.12, False),
+          rrow("minimal", 1810, 2025.9, 1900.0, 2100.0, True)]
 
 
 class Units(unittest.TestCase):
@@ -54,7 +54,7 @@ class Units(unittest.TestCase):
 
 class Build(unittest.TestCase):
     def setUp(self):
-        self.t = tables.build(SUMMARY, RATIOS, "system", ["system", "pool", "ideal"])
+        self.t = tables.build(SUMMARY, RATIOS, "system", ["system", "pool", "minimal"])
 
     def test_one_table_per_compiler_and_workload(self):
         self.assertEqual(len(self.t), 1)
@@ -64,7 +64,7 @@ class Build(unittest.TestCase):
 
     def test_columns_are_strategies_in_order_then_ratios_to_baseline(self):
         self.assertEqual(self.t[0]["header"],
-                         ["size", "system", "pool", "ideal", "pool/system", "ideal/system"])
+                         ["size", "system", "pool", "minimal", "pool/system", "minimal/system"])
 
     def test_rows_are_sizes_ascending_with_units_failures_and_gaps(self):
         rows = self.t[0]["lines"]
@@ -75,12 +75,12 @@ class Build(unittest.TestCase):
 
     def test_without_the_baseline_there_are_no_ratio_columns(self):
         t = tables.build([r for r in SUMMARY if r["strategy"] != "system"], RATIOS, "system")
-        self.assertEqual(t[0]["header"], ["size", "ideal", "pool"])
+        self.assertEqual(t[0]["header"], ["size", "minimal", "pool"])
 
 
 class Render(unittest.TestCase):
     def setUp(self):
-        self.t = tables.build(SUMMARY, RATIOS, "system", ["system", "pool", "ideal"])
+        self.t = tables.build(SUMMARY, RATIOS, "system", ["system", "pool", "minimal"])
 
     def test_text_is_right_aligned_with_title_and_legend(self):
         text = tables.render_text(self.t)
@@ -88,7 +88,7 @@ class Render(unittest.TestCase):
         self.assertEqual(lines[0], "== gcc: thrash_pool ==")
         header, row10, row1810 = lines[1], lines[2], lines[3]
         # right-aligned: every column ends at the same place in every line
-        self.assertEqual(header.index("ideal/system") + len("ideal/system"), len(row10))
+        self.assertEqual(header.index("minimal/system") + len("minimal/system"), len(row10))
         self.assertEqual(len(row10), len(row1810))
         self.assertTrue(row10.rstrip().endswith("0.41 [0.40, 0.43]"))
         self.assertIn("~ = not marked as a difference", text)
@@ -108,7 +108,7 @@ class Render(unittest.TestCase):
         md = tables.render_markdown(self.t)
         lines = md.splitlines()
         self.assertEqual(lines[0], "### gcc: thrash_pool")
-        self.assertEqual(lines[2], "| size | system | pool | ideal | pool/system | ideal/system |")
+        self.assertEqual(lines[2], "| size | system | pool | minimal | pool/system | minimal/system |")
         self.assertEqual(lines[3], "|---:|---:|---:|---:|---:|---:|")
         self.assertIn("\\~1.05 [0.98, 1.12]", lines[4])
         self.assertEqual(lines[4].count("|"), 7)

@@ -129,7 +129,7 @@ static void test_limit_counts_mapped_pages(void) {
     CHECK(am_alloc(h, page) == NULL);
     am_destroy(h);
     /* below a page: one page is mapped, and only the limit's bytes of it are
-     * handed out and counted (as ideal does) */
+     * handed out and counted (as minimal does) */
     h = new_heap(0, page / 2, NULL);
     CHECK(h != NULL);
     got = 0;
