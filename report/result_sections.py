@@ -17,6 +17,7 @@ class ResultSections:
         has_system = any(r["strategy"] == "system" for r in run.summary)
         two = has_system and base != "system"
         bounds = [b for b in sorted(results.REFERENCE_ROWS) if b in run.strategies]
+        control = (run.meta.get("control") or {}).get("row")  # the A/A control is no one's choice
         head = ["workload", "compiler", "at", "fastest", "ns/op"]
         head.append("vs system" + ("" if two or not has_system else " (baseline)") if has_system else f"vs {base}")
         if two:
@@ -26,7 +27,8 @@ class ResultSections:
         for g in groups:
             x = g.largest_x()
             cands = [g.cell[(s, x)] for s in g.strategies
-                     if (s, x) in g.cell and run.ok(g.cell[(s, x)]) and s not in results.REFERENCE_ROWS]
+                     if (s, x) in g.cell and run.ok(g.cell[(s, x)]) and s not in results.REFERENCE_ROWS
+                     and s != control]
             name = g.workload + (f" ({g.label})" if g.label else "")
             link = f'<a href="#w-{esc(slug(g.workload))}">{esc(name)}</a>'
             if not cands:
