@@ -18,6 +18,7 @@ from runner import rundir  # noqa: E402
 from runner.catalog import ROOT  # noqa: E402
 from runner.errors import RunError  # noqa: E402
 from runner.outputs import write_atomic  # noqa: E402
+from runner.schema import fmt  # noqa: E402
 
 REFERENCE_RUN = os.path.join("docs", "reference-run")
 DIMENSIONS_RUN = os.path.join("docs", "reference-dimensions")
@@ -124,7 +125,7 @@ def dimension_table(folder):
         for f in mine:  # sorted by compiler, workload, size, threads, param: keep each one's last
             last[f["point"][:2]] = f
         for f in last.values():
-            lines.append(f"| {dim} | {f['point'][0]} | `{dimensions.point_text(f['point'])}` | {f['winner']} | "
+            lines.append(f"| {dim} | {f['point'][0]} | `{dimensions.point_text(f['point'], fmt)}` | {f['winner']} | "
                          f"{_ratio(f['winner_vs_system'])} | {_ratio(f['monotonic_vs_system'])} | {study} |")
     virtual = dimensions.virtual_against_inline(run.summary)
     ratios = sorted(r for v in virtual.values() for r in v.values())

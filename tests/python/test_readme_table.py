@@ -28,6 +28,13 @@ class ReadmeTable(unittest.TestCase):
                          "README.md's table is not the reference run's: python3 report/readme_table.py "
                          "--write README.md")
 
+    def test_the_readme_holds_the_table_of_the_dimensions_run(self):
+        dims = os.path.join(ROOT, readme_table.DIMENSIONS_RUN)
+        block = readme_table.current_block(readme(), readme_table.DIMENSIONS_BEGIN, readme_table.DIMENSIONS_END)
+        self.assertEqual(block, readme_table.dimension_table(dims),
+                         "README.md's table of the dimensions is not the committed run's: python3 "
+                         "report/readme_table.py --write README.md")
+
     def test_each_figure_is_a_median_of_the_run(self):
         with open(os.path.join(RUN, "summary.csv"), newline="") as f:
             medians = {(r["compiler"], r["strategy"], r["workload"]): float(r["median_ns_per_op"])
