@@ -151,8 +151,8 @@ tests-build: $(foreach r,$(ROWS),$(foreach t,$(call tests_of,$(r)),$(BUILD)/test
 fuzz-build: $(foreach r,$(ROWS),$(BUILD)/fuzz/$(r)/fuzz_allocator$(EXE))
 endif
 
-# ---- a row's cells: runner/row_unit.c (every source but the cell's main) and
-# runner/cell_main.c (the timing loop), two translation units ----
+# ---- a row's cells: cell/row_unit.c (every source but the cell's main) and
+# cell/cell_main.c (the timing loop), two translation units ----
 # A row's objects are built twice, in build/<cc>/<row>/ measured (AM_STATS=0)
 # and in build/<cc>/<row>-stats/ counted (AM_STATS=1, the counting wrapper); the
 # same rules make both, the folder's name says which.
@@ -160,10 +160,10 @@ variant_row = $(patsubst %-stats,%,$(1))
 variant_stats = $(if $(filter %-stats,$(1)),1,0)
 compile_variant = $(CC) $(CFLAGS_ALL) $(call row_cflags,$(call variant_row,$*)) \
 	-DAM_STATS=$(call variant_stats,$*) -MMD -MP -c $< -o $@
-$(BUILD)/%/row_unit.o: runner/row_unit.c $(FLAGS_STAMP)
+$(BUILD)/%/row_unit.o: cell/row_unit.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(compile_variant)
-$(BUILD)/%/cell_main.o: runner/cell_main.c $(FLAGS_STAMP)
+$(BUILD)/%/cell_main.o: cell/cell_main.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(compile_variant)
 $(BUILD)/bin/am-cell-%$(EXE): $(BUILD)/%/row_unit.o $(BUILD)/%/cell_main.o
@@ -194,6 +194,11 @@ $(BUILD)/common/%.o: %.c $(FLAGS_STAMP)
 $(BUILD)/unit/%$(EXE): tests/unit/%.c $(BUILD)/common/tests/check.o $(UNIT_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $^ $(LDLIBS_ALL)
+
+# the cell's sources lived in runner/ before cell/: an older build's .d files
+# still name them, and these empty rules let such an object be rebuilt instead
+# of stopping make
+runner/row_unit.c runner/cell_main.c: ;
 
 # objects shared by several links are never intermediate: keep them
 .SECONDARY:

@@ -1,3 +1,3 @@
 """runner: the Python side of a benchmark run. It plans the matrix, starts one
-am-cell process a visit (runner/cell_main.c is the measured program, in C) and
+am-cell process a visit (cell/cell_main.c is the measured program, in C) and
 writes the run folder; it measures nothing itself. Entry: runner/allocmark.py."""

@@ -3,7 +3,7 @@
 size), one fresh am-cell process per cell and round, in a shuffled order of
 blocks (a block: the cells one line of a table compares), and writes the CSV
 files, meta.json and tables to results/<run-id>/. It measures nothing
-itself: timing, calibration and checksums happen in runner/cell_main.c.
+itself: timing, calibration and checksums happen in cell/cell_main.c.
 Python 3 standard library only.
 
 The work is done by the modules of the runner package, one job each:

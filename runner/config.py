@@ -32,7 +32,7 @@ QUICK_MIN_MS = 2.0
 # blocks whose visits disagree (an unstable cell) or during which a CPU
 # changed state are visited again, at most this many times each
 DEFAULT_REVISITS = 3
-# the cell's own cap (runner/cell_main.c): a size is a count of elements, bytes
+# the cell's own cap (cell/cell_main.c): a size is a count of elements, bytes
 # or MiB, and past 2^40 the workloads' arithmetic would overflow
 MAX_SIZE = 1 << 40
 

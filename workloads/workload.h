@@ -1,6 +1,6 @@
 /* workload.h: what a workload is. A workload is one repetition of some
  * container work (build, work, destroy) that returns a checksum; the cell
- * (runner/cell_main.c) repeats, times and verifies it. Each workload also has
+ * (cell/cell_main.c) repeats, times and verifies it. Each workload also has
  * a reference: the same computation done without the allocator under test, so a
  * broken strategy fails loudly instead of running fast.
  *

@@ -8,7 +8,7 @@
   `make -n clean` or a dry run.
 - make test and make bench share one build folder: build/gcc by default.
 - `make help` is a list of goals that exist.
-- runner/row_unit.c, the committed unit, includes every source of a row but
+- cell/row_unit.c, the committed unit, includes every source of a row but
   the cell's main, and the workloads in it are those of workloads/workloads.def;
   when they disagree the message names the line to add."""
 import os
@@ -213,12 +213,12 @@ class Help(unittest.TestCase):
 
 # ---------------------------------------------------------------- the committed unit
 
-UNIT = "runner/row_unit.c"
+UNIT = "cell/row_unit.c"
 INCLUDE = re.compile(r'^#include "\.\./([^"]+)"', re.M)
 
 
 def unit_problems(root=ROOT, strategy_sources=None):
-    """How runner/row_unit.c, the workload files and workloads.def disagree, one
+    """How cell/row_unit.c, the workload files and workloads.def disagree, one
     line each, naming the line to add. strategy_sources: the rows' own .c files
     (AM_STRATEGY_C), which the unit must not include; by default the Makefile's."""
     with open(os.path.join(root, UNIT)) as f:
@@ -289,7 +289,7 @@ class CommittedUnitBroken(unittest.TestCase):
 
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="am-unit-")
-        for folder in ("platform", "allocators", "containers", "workloads", "runner"):
+        for folder in ("platform", "allocators", "containers", "workloads", "cell"):
             shutil.copytree(os.path.join(ROOT, folder), os.path.join(self.dir, folder),
                             ignore=shutil.ignore_patterns("__pycache__"))
 

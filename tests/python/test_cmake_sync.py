@@ -3,7 +3,7 @@ Makefile builds. Two checks:
 
 - by text, without make or cmake: the source lists, include folders and the
   test_<source>.c rule of both files, and that both compile a cell from
-  runner/row_unit.c and runner/cell_main.c;
+  cell/row_unit.c and cell/cell_main.c;
 - with cmake (skipped, saying so, where it is not installed): CMake configures
   the tree, and its executables, their sources and the defines of each row are
   those of the Makefile (read from `make -n -B`); then one row is built with
@@ -29,8 +29,8 @@ MAKE_SOURCES = "SOURCES := $(sort $(foreach r,$(ALL_ROWS),$(call row_field,$(r),
 CMAKE_TESTS_OF = ('if(t MATCHES "^test_(.+)$" AND CMAKE_MATCH_1 IN_LIST AM_SOURCES '
                   'AND NOT CMAKE_MATCH_1 STREQUAL src)')
 # a cell: the row's unit and the timing loop
-MAKE_CELL_RULES = (r"^\$\(BUILD\)/%/row_unit\.o: runner/row_unit\.c ", r"^\$\(BUILD\)/%/cell_main\.o: runner/cell_main\.c ")
-CMAKE_CELL_LISTS = {"AM_ROW_UNIT": ["runner/row_unit.c"], "AM_CELL_MAIN": ["runner/cell_main.c"]}
+MAKE_CELL_RULES = (r"^\$\(BUILD\)/%/row_unit\.o: cell/row_unit\.c ", r"^\$\(BUILD\)/%/cell_main\.o: cell/cell_main\.c ")
+CMAKE_CELL_LISTS = {"AM_ROW_UNIT": ["cell/row_unit.c"], "AM_CELL_MAIN": ["cell/cell_main.c"]}
 PLATFORM = {"platform/platform_posix.c", "platform/platform_win32.c"}
 
 SOURCE_TOKEN = re.compile(r"[A-Za-z0-9_./*-]+\.c\b")
@@ -166,7 +166,7 @@ def problems(root=ROOT):
 
     for rule in MAKE_CELL_RULES:
         if not re.search(rule, make_text, re.M):
-            out.append(f"the Makefile has no rule {rule!r}: a cell is no longer runner/row_unit.c + cell_main.c")
+            out.append(f"the Makefile has no rule {rule!r}: a cell is no longer cell/row_unit.c + cell_main.c")
     for name, want in CMAKE_CELL_LISTS.items():
         if cmake_list(cv, name) != want:
             out.append(f"CMakeLists.txt: {name} is {cmake_list(cv, name)}, not {want}")
@@ -240,7 +240,7 @@ class BrokenCopies(unittest.TestCase):
                          ["CMakeLists.txt: a row's objects are not built from ${AM_ROW_UNIT} alone"])
 
     def test_the_makefile_stops_using_the_unit(self):
-        self.edit("Makefile", "$(BUILD)/%/row_unit.o: runner/row_unit.c", "$(BUILD)/%/row_unit.o: $(BUILD)/row_unit.c")
+        self.edit("Makefile", "$(BUILD)/%/row_unit.o: cell/row_unit.c", "$(BUILD)/%/row_unit.o: $(BUILD)/row_unit.c")
         self.assertEqual(len(problems(self.dir)), 1)
         self.assertIn("row_unit", problems(self.dir)[0])
 
@@ -357,12 +357,12 @@ class CMakeBuilds(unittest.TestCase):
                 continue
             variant = m.group(1)
             with self.subTest(variant=variant):
-                self.assertEqual(cmake_sources(t), ["runner/row_unit.c"])
+                self.assertEqual(cmake_sources(t), ["cell/row_unit.c"])
                 sources, defines, _ = self.make_built[f"{variant}/row_unit.o"]
-                self.assertEqual(sources, ["runner/row_unit.c"])
+                self.assertEqual(sources, ["cell/row_unit.c"])
                 self.assertEqual(cmake_defines(t), defines)
                 cell = self.targets["am-cell-" + variant]
-                self.assertEqual(cmake_sources(cell), ["runner/cell_main.c"])
+                self.assertEqual(cmake_sources(cell), ["cell/cell_main.c"])
                 self.assertEqual(self.make_built[f"bin/am-cell-{variant}"][0], [])
                 checked += 1
         self.assertGreaterEqual(checked, 2 * 12)

@@ -12,7 +12,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # fuzz/ is clang and libFuzzer only
-FOLDERS = ("allocators", "containers", "workloads", "runner", "platform", "tests")
+FOLDERS = ("allocators", "containers", "workloads", "cell", "platform", "tests")
 
 MSVC_DEFINED = {"_MSC_VER": 1940, "_MSC_FULL_VER": 194033811, "_WIN32": 1, "_WIN64": 1,
                 "_M_X64": 1, "_M_AMD64": 1, "__STDC__": 1, "__STDC_VERSION__": 201112}

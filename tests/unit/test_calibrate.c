@@ -1,9 +1,9 @@
-/* test_calibrate.c: the repetition counts of runner/calibrate.h, fed made-up
+/* test_calibrate.c: the repetition counts of cell/calibrate.h, fed made-up
  * durations: a count that always grows (a cell near min_ms once hung with a
  * growth of 1.1 rounding back to 1), bounded steps, and the one-repetition
  * estimate that keeps slow strategies from samples of seconds. */
 #include "check.h"
-#include "../../runner/calibrate.h"
+#include "../../cell/calibrate.h"
 
 static void test_grow_always_grows(void) {
     /* every count, even where 10% of it rounds to nothing */
