@@ -15,6 +15,8 @@ ifeq ($(CC_GIVEN),)
 CC := $(if $(wildcard $(addsuffix /gcc,$(subst :, ,$(PATH)))),gcc,cc)
 endif
 OPT ?= -O2
+# the row every cell is timed beside (cell/partner.h; below)
+PARTNER ?= minimal
 PYTHON ?= python3
 # the compiler's name, for the build folder: "gcc", "clang-16", ...
 CCNAME := $(notdir $(firstword $(CC)))
@@ -55,7 +57,7 @@ FORCE:
 # stale code. Reading the old text is all the Makefile does here; the recipe
 # writes the new one.
 FLAGS_STAMP := $(BUILD)/flags.txt
-FLAGS_TEXT := $(CC) $(CFLAGS_ALL) | $(LDLIBS_ALL)
+FLAGS_TEXT := $(CC) $(CFLAGS_ALL) | $(LDLIBS_ALL) | partner $(PARTNER)
 ifneq ($(file <$(FLAGS_STAMP)),$(FLAGS_TEXT))
 $(FLAGS_STAMP): FORCE
 endif
@@ -166,7 +168,18 @@ $(BUILD)/%/row_unit.o: cell/row_unit.c $(FLAGS_STAMP)
 $(BUILD)/%/cell_main.o: cell/cell_main.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(compile_variant)
-$(BUILD)/bin/am-cell-%$(EXE): $(BUILD)/%/row_unit.o $(BUILD)/%/cell_main.o
+# Each cell also holds its partner (cell/partner.h): the PARTNER row's unit,
+# compiled once a build with every global name prefixed (AM_PARTNER_BUILD),
+# timed beside the row in the same process. A partner must need no library
+# of its own and be no @virtual twin: it is linked into every row's cell.
+$(if $(filter $(PARTNER),$(ALL_ROWS)),,$(error allocmark: PARTNER=$(PARTNER) is not a row of allocators/strategies.txt))
+$(if $(call row_libs,$(PARTNER)),$(error allocmark: PARTNER=$(PARTNER) links a library of its own ($(call row_libs,$(PARTNER))): \
+	it cannot be every cell's partner; choose a row without one (monotonic, minimal, pool ...)))
+PARTNER_OBJ := $(BUILD)/partner-$(PARTNER)/row_unit.o
+$(BUILD)/partner-%/row_unit.o: cell/row_unit.c $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(call row_cflags,$*) -DAM_STATS=0 -DAM_PARTNER_BUILD=1 -MMD -MP -c $< -o $@
+$(BUILD)/bin/am-cell-%$(EXE): $(BUILD)/%/row_unit.o $(BUILD)/%/cell_main.o $(PARTNER_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(call row_libs,$(call variant_row,$*)) $(LDLIBS_ALL)
 

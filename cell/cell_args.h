@@ -22,6 +22,8 @@ typedef struct cell_args {
     size_t limit;
     uint64_t mem_limit; /* 0: none */
     unsigned reps;      /* 0: calibrate */
+    unsigned partner_reps; /* the partner's; 0: calibrate */
+    int alone;          /* time the row without its partner */
     unsigned age;       /* repetitions run on a heap before anything is measured on it */
     int has_age;        /* --age given; else the workload's own (am_workload.age) */
     int has_expect;     /* expect: a sample's reference checksum at reps, from an earlier run */
@@ -33,10 +35,12 @@ typedef struct cell_args {
     int list;
 } cell_args;
 
-static void cell_usage(FILE *out) {
+static void cell_usage(FILE *out, const char *partner) {
     fprintf(out,
             "usage: am-cell-%s --workload NAME --size N [options]\n"
-            "Measures one cell in this process and prints it as JSON.\n"
+            "Measures one cell in this process and prints it as JSON. A one-thread cell\n"
+            "is timed beside its partner row, %s, compiled into this executable: their\n"
+            "samples alternate, and the JSON line has both (partner_samples_ns).\n"
             "  --samples N    samples to take (default 9)\n"
             "  --min-ms X     shortest sample in milliseconds (default 10)\n"
             "  --seed N       first repetition seed (default 1): a sample cycles through\n"
@@ -50,6 +54,8 @@ static void cell_usage(FILE *out) {
             "                 does not fit fails as out of memory (not on Windows)\n"
             "  --reps N       repetitions per sample instead of calibrating (rounded up to\n"
             "                 a multiple of the workload's seeds)\n"
+            "  --partner-reps N  the same for the partner's samples\n"
+            "  --alone        time the row without its partner\n"
             "  --age N        first run N repetitions on the heap, untimed, so that it is\n"
             "                 measured in the state a long-running program's heap has\n"
             "                 (a Boost pool's free list keeps fragmenting); default: the\n"
@@ -61,7 +67,7 @@ static void cell_usage(FILE *out) {
             "  --stats        (-stats build) two repetitions through the counting wrapper:\n"
             "                 bytes and calls per owner, as tables, after each\n"
             "  --list         workloads and their sizes\n",
-            AM_ROW_NAME);
+            AM_ROW_NAME, partner);
 }
 
 static int parse_u64(const char *flag, const char *s, uint64_t *out) {
@@ -97,7 +103,7 @@ bad:
 }
 
 /* 1 when the cell may run; 0 after a message (bad input) */
-static int parse_args(int argc, char **argv, cell_args *a) {
+static int parse_args(int argc, char **argv, cell_args *a, const char *partner) {
     memset(a, 0, sizeof *a);
     a->samples = 9;
     a->min_ms = 10;
@@ -107,10 +113,11 @@ static int parse_args(int argc, char **argv, cell_args *a) {
         const char *f = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t u;
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) { cell_usage(stdout); exit(0); }
+        if (!strcmp(f, "--help") || !strcmp(f, "-h")) { cell_usage(stdout, partner); exit(0); }
         if (!strcmp(f, "--list")) { a->list = 1; return 1; }
         if (!strcmp(f, "--stats-only")) { a->stats_only = 1; continue; }
         if (!strcmp(f, "--stats")) { a->counting_table = 1; continue; }
+        if (!strcmp(f, "--alone")) { a->alone = 1; continue; }
         if (!v) { fprintf(stderr, "am-cell: %s needs a value\n", f); return 0; }
         i++;
         if (!strcmp(f, "--workload")) a->workload = v;
@@ -131,6 +138,10 @@ static int parse_args(int argc, char **argv, cell_args *a) {
         else if (!strcmp(f, "--limit")) { if (!parse_u64(f, v, &u)) return 0; a->limit = (size_t)u; }
         else if (!strcmp(f, "--mem-limit")) { if (!parse_count(f, v, UINT64_MAX, &u)) return 0; a->mem_limit = u; }
         else if (!strcmp(f, "--reps")) { if (!parse_count(f, v, UINT32_MAX, &u)) return 0; a->reps = (unsigned)u; }
+        else if (!strcmp(f, "--partner-reps")) {
+            if (!parse_count(f, v, UINT32_MAX, &u)) return 0;
+            a->partner_reps = (unsigned)u;
+        }
         else if (!strcmp(f, "--age")) {
             if (!parse_u64(f, v, &u)) return 0;
             if (u > (1u << 30)) { fprintf(stderr, "am-cell: --age %s: at most 2^30\n", v); return 0; }
@@ -145,6 +156,10 @@ static int parse_args(int argc, char **argv, cell_args *a) {
     }
     if (!a->workload || !a->size) {
         fprintf(stderr, "am-cell: --workload and --size are required (try --help)\n");
+        return 0;
+    }
+    if (a->partner_reps && !a->reps) {
+        fprintf(stderr, "am-cell: --partner-reps needs --reps (both counts are given, or both calibrated)\n");
         return 0;
     }
     if (a->has_expect && !a->reps) {

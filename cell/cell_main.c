@@ -4,8 +4,12 @@
  *              computed before any heap exists, so it cannot disturb one;
  *   calibrate  without --reps: the repetitions that make a sample last
  *              --min-ms, on a heap of its own that is destroyed afterwards;
- *   warm up    one sample on the measured heap, its checksum checked;
+ *              the same for the partner row (partner.h) without --partner-reps;
+ *   warm up    one sample on each measured heap, its checksum checked;
  *   sample     --samples timed samples, each checked, with their page faults;
+ *              a one-thread cell takes each beside one of its partner's, in
+ *              the order row-partner, partner-row, row-partner ... (ABBA), so
+ *              that a drift within the process weighs on both alike;
  *   report     the JSON line.
  * The runner (runner/allocmark.py) starts one such process per visit to a cell;
  * later visits pass the first one's --reps, and then do exactly what it did
@@ -20,16 +24,9 @@
 #include "cell_args.h"
 #include "cell_json.h"
 #include "cell_list.h"
+#include "partner.h"
+#include "sample.h"
 #include "workload.h"
-
-/* A strategy whose free does not reuse memory is reset after each repetition,
- * inside the timed region, as a program using it would; so is one that asks
- * for it (minimal: each repetition starts from a rewound buffer). */
-#if !AM_FREE_REUSES || AM_S(_RESET_EACH_REPETITION)
-#define AM_RESET_EACH_REPETITION 1
-#else
-#define AM_RESET_EACH_REPETITION 0
-#endif
 
 #define AM_MAX_REPS (1u << 30)
 
@@ -44,6 +41,10 @@ typedef struct cell {
     uint64_t expect;     /* a sample's checksum: reps / seeds times the references' sum */
     uint64_t bad_sum;    /* AM_TEST_BADSUM: 1, so that every checksum disagrees */
     uint64_t *ns, *minor_faults, *major_faults; /* per sample */
+    void *partner;       /* NULL: timed alone (--alone, a threaded cell) */
+    const char *alone_why;
+    unsigned partner_reps;
+    uint64_t *partner_ns; /* per sample, the partner's beside the row's */
     am_hw_counters *hw;
     const char *hw_why;
     uint64_t instructions, cycles;
@@ -158,26 +159,9 @@ static uint64_t expected_sum(const cell *c, unsigned reps) {
 
 /* ---------------------------------------------------------------- running */
 
-/* One sample: reps repetitions, cycling through the seeds; its time is the
- * loop's, or for a threaded workload the sum of what its repetitions timed. */
+/* One sample of the cell's own row (sample.h). */
 static int run_sample(const cell *c, am_heap *h, am_job *job, unsigned reps, uint64_t *checksum, uint64_t *ns) {
-    const am_workload *w = c->w;
-    uint64_t sum = 0, timed = 0;
-    int status = AM_OK;
-    unsigned k = 0;
-    uint64_t t0 = am_now_ns();
-    for (unsigned r = 0; r < reps && status == AM_OK; r++) {
-        job->seed = c->a->seed + k;
-        if (++k == c->seeds) k = 0;
-        job->timed_ns = 0;
-        sum += w->run(h, job, &status);
-        timed += job->timed_ns;
-        if (AM_RESET_EACH_REPETITION) am_reset(h);
-    }
-    uint64_t wall = am_now_ns() - t0;
-    *ns = w->threaded ? timed : wall;
-    *checksum = sum;
-    return status;
+    return am_sample_run(c->w, h, job, c->a->seed, c->seeds, reps, checksum, ns);
 }
 
 /* --age: a new heap first runs that many repetitions, untimed, so that it is
@@ -199,13 +183,65 @@ static unsigned round_to_seeds(const cell *c, double reps) {
     return (n + c->seeds - 1) / c->seeds * c->seeds;
 }
 
+/* One of the two rows a cell times: its own (heap h) or its partner. */
+typedef struct side {
+    cell *c;
+    am_heap *h;
+    void *partner;
+} side;
+
+/* A new heap for the side, aged, the previous one destroyed; 0 when it has
+ * one, else the cell has ended. */
+static int fresh_heap(side *sd) {
+    cell *c = sd->c;
+    if (sd->partner) {
+        int status = am_partner.fresh_heap(sd->partner);
+        if (status != AM_OK) {
+            char why[120];
+            snprintf(why, sizeof why, "partner %s: %s", am_partner.name, status_text(status));
+            fail(c, why, 3);
+        }
+        return c->finished;
+    }
+    if (sd->h) am_destroy(sd->h);
+    sd->h = am_create(&c->job.options);
+    if (!sd->h) { fail(c, "heap could not be created", 3); return 1; }
+    return age(c, sd->h);
+}
+
+static void drop_heap(side *sd) {
+    if (sd->h) am_destroy(sd->h);
+    sd->h = NULL;
+}
+
+static int side_sample(side *sd, unsigned reps, uint64_t *sum, uint64_t *ns) {
+    if (sd->partner) return am_partner.sample(sd->partner, reps, sum, ns);
+    return run_sample(sd->c, sd->h, &sd->c->job, reps, sum, ns);
+}
+
+/* A sample's status and checksum: 0 when both are right, else the cell ends
+ * (a wrong status of the partner fails it: both rows must run). */
+static int check_sample(side *sd, int status, uint64_t sum, unsigned reps) {
+    cell *c = sd->c;
+    if (status != AM_OK) {
+        if (!sd->partner) not_ok(c, status);
+        else {
+            char why[120];
+            snprintf(why, sizeof why, "partner %s: %s", am_partner.name, status_text(status));
+            fail(c, why, 3);
+        }
+    } else if (sum != expected_sum(c, reps) + c->bad_sum) {
+        fail(c, sd->partner ? "partner checksum mismatch" : "checksum mismatch", 4);
+    }
+    return c->finished;
+}
+
 /* Without --reps: raise the repetitions until a sample lasts min_ms twice in
  * a row, on a heap made for it and destroyed after, so that the measured heap
  * starts as it does when the count is given. */
-static void calibrate(cell *c) {
-    am_heap *h = am_create(&c->job.options);
-    if (!h) { fail(c, "heap could not be created", 3); return; }
-    if (age(c, h)) { am_destroy(h); return; }
+static unsigned calibrate(side *sd) {
+    cell *c = sd->c;
+    if (fresh_heap(sd)) return 0;
     uint64_t sum, ns;
     /* aim 15% above min_ms: warmed-up samples run faster than these */
     uint64_t min_ns = (uint64_t)(c->a->min_ms * 1e6 * 1.15);
@@ -214,66 +250,88 @@ static void calibrate(cell *c) {
     if (reps > c->seeds) {
         /* one repetition first: a slow strategy (an ordered free list walked on
          * every free) may need far fewer than the workload's starting count */
-        int status = run_sample(c, h, &c->job, 1, &sum, &ns);
-        if (status != AM_OK) not_ok(c, status);
+        int status = side_sample(sd, 1, &sum, &ns);
+        if (status != AM_OK) check_sample(sd, status, sum, 1);
         else reps = round_to_seeds(c, am_reps_from_one(reps, ns, min_ns));
     }
     while (!c->finished) {
-        int status = run_sample(c, h, &c->job, reps, &sum, &ns);
-        if (status != AM_OK) not_ok(c, status);
-        else if (sum != expected_sum(c, reps) + c->bad_sum) fail(c, "checksum mismatch", 4);
-        else if (reps >= AM_MAX_REPS) break;
+        int status = side_sample(sd, reps, &sum, &ns);
+        if (check_sample(sd, status, sum, reps)) break;
+        if (reps >= AM_MAX_REPS) break;
         /* twice in a row: a run that touched fresh pages or grew the heap is
          * slower than the ones that follow, and one such run alone would fix
          * a count too small for min_ms */
-        else if (ns >= min_ns) { if (++long_enough == 2) break; }
+        if (ns >= min_ns) { if (++long_enough == 2) break; }
         else {
             long_enough = 0;
             reps = round_to_seeds(c, am_reps_grow(reps, ns, min_ns));
         }
     }
-    am_destroy(h);
-    c->reps = reps;
+    drop_heap(sd);
+    return reps;
 }
 
-/* One warm-up sample, then the timed ones, each checked; page faults around
- * each. */
-static void take_samples(cell *c) {
+/* One sample of the row, with its page faults and counters around it. */
+static void row_sample(side *sd, unsigned s) {
+    cell *c = sd->c;
+    uint64_t minor0 = 0, major0 = 0, minor1 = 0, major1 = 0, sum, insns, cycles;
+    am_page_faults(&minor0, &major0);
+    if (c->hw) am_hw_counters_start(c->hw);
+    int status = run_sample(c, sd->h, &c->job, c->reps, &sum, &c->ns[s]);
+    if (c->hw) {
+        if (am_hw_counters_stop(c->hw, &insns, &cycles) == 0) {
+            c->instructions += insns;
+            c->cycles += cycles;
+        } else {
+            am_hw_counters_close(c->hw);
+            c->hw = NULL;
+            c->hw_why = "reading the counters failed";
+        }
+    }
+    am_page_faults(&minor1, &major1);
+    c->minor_faults[s] = minor1 - minor0;
+    c->major_faults[s] = major1 - major0;
+    if (status != AM_OK) fail(c, status_text(status), 3);
+    else if (sum != c->expect + c->bad_sum) fail(c, "checksum mismatch", 4);
+}
+
+static void partner_sample(side *sd, unsigned s) {
+    uint64_t sum;
+    int status = side_sample(sd, sd->c->partner_reps, &sum, &sd->c->partner_ns[s]);
+    check_sample(sd, status, sum, sd->c->partner_reps);
+}
+
+static int warm_up(side *sd, unsigned reps) {
+    uint64_t sum, ns;
+    int status = side_sample(sd, reps, &sum, &ns);
+    return check_sample(sd, status, sum, reps);
+}
+
+/* One warm-up sample on each measured heap, then the timed ones, each
+ * checked; the row's and the partner's alternate, row first in even pairs. */
+static void take_samples(cell *c, side *row, side *partner) {
     const cell_args *a = c->a;
     c->ns = calloc(a->samples, sizeof *c->ns);
     c->minor_faults = calloc(a->samples, sizeof *c->minor_faults);
     c->major_faults = calloc(a->samples, sizeof *c->major_faults);
-    if (!c->ns || !c->minor_faults || !c->major_faults) { fail(c, "out of memory", 3); return; }
-    am_heap *h = am_create(&c->job.options);
-    if (!h) { fail(c, "heap could not be created", 3); return; }
-    if (age(c, h)) { am_destroy(h); return; }
-    uint64_t sum, ns;
-    int status = run_sample(c, h, &c->job, c->reps, &sum, &ns);
-    if (status != AM_OK) not_ok(c, status);
-    else if (sum != c->expect + c->bad_sum) fail(c, "checksum mismatch", 4);
-    /* the counters span every sample, checksum comparisons included: a few
-     * instructions per repetition, next to the workload's own */
-    if (!c->finished) c->hw = am_hw_counters_open(&c->hw_why);
-    if (c->hw) am_hw_counters_start(c->hw);
+    c->partner_ns = calloc(a->samples, sizeof *c->partner_ns);
+    if (!c->ns || !c->minor_faults || !c->major_faults || !c->partner_ns) { fail(c, "out of memory", 3); return; }
+    if (fresh_heap(row) || (c->partner && fresh_heap(partner))) return;
+    if (warm_up(row, c->reps) || (c->partner && warm_up(partner, c->partner_reps))) return;
+    c->hw = am_hw_counters_open(&c->hw_why);
     for (unsigned s = 0; s < a->samples && !c->finished; s++) {
-        uint64_t minor0 = 0, major0 = 0, minor1 = 0, major1 = 0;
-        am_page_faults(&minor0, &major0);
-        status = run_sample(c, h, &c->job, c->reps, &sum, &c->ns[s]);
-        am_page_faults(&minor1, &major1);
-        c->minor_faults[s] = minor1 - minor0;
-        c->major_faults[s] = major1 - major0;
-        if (status != AM_OK) fail(c, status_text(status), 3);
-        else if (sum != c->expect + c->bad_sum) fail(c, "checksum mismatch", 4);
-    }
-    if (c->hw && am_hw_counters_stop(c->hw, &c->instructions, &c->cycles) != 0) {
-        am_hw_counters_close(c->hw);
-        c->hw = NULL;
-        c->hw_why = "reading the counters failed";
+        if (!c->partner) row_sample(row, s);
+        else if (s % 2 == 0) {
+            row_sample(row, s);
+            if (!c->finished) partner_sample(partner, s);
+        } else {
+            partner_sample(partner, s);
+            if (!c->finished) row_sample(row, s);
+        }
     }
     am_stats st;
-    am_get_stats(h, &st);
+    am_get_stats(row->h, &st);
     c->reserved_peak = st.reserved_peak;
-    am_destroy(h);
 }
 
 static void report(const cell *c) {
@@ -295,6 +353,13 @@ static void report(const cell *c) {
     json_u64("peak_rss", am_peak_rss_bytes());
     json_u64("reserved_peak", c->reserved_peak);
     json_u64s("samples_ns", c->ns, a->samples);
+    if (c->partner_reps) {
+        json_str("partner", am_partner.name);
+        json_u64("partner_reps", c->partner_reps);
+        json_u64s("partner_samples_ns", c->partner_ns, a->samples);
+    } else {
+        json_str("alone", c->alone_why ? c->alone_why : "");
+    }
     json_u64s("minor_faults", c->minor_faults, a->samples);
     json_u64s("major_faults", c->major_faults, a->samples);
     json_key("metrics");
@@ -314,16 +379,35 @@ static void report(const cell *c) {
     json_close('}');
 }
 
+/* The partner, unless the cell is timed alone: a threaded workload keeps
+ * its own timing (its threads' clocks), and --alone asks for none. */
+static void open_partner(cell *c) {
+    if (c->a->alone) { c->alone_why = "--alone"; return; }
+    if (c->w->threaded || c->a->threads > 1) { c->alone_why = "threaded"; return; }
+    am_partner_job pj = {c->a->workload, c->a->size, c->a->param, c->a->work_loops, c->a->has_work_loops,
+                         c->a->limit, c->a->seed, c->a->age};
+    c->partner = am_partner.open(&pj);
+    if (!c->partner) fail(c, "the partner row could not be opened (out of memory)", 3);
+}
+
 /* Reference, calibration, samples and the report; the exit code. */
 static int measure(cell *c) {
+    side row = {c, NULL, NULL}, partner = {c, NULL, NULL};
     if (!reference(c)) fail(c, "out of memory", 3);
-    else if (c->a->reps) c->reps = round_to_seeds(c, c->a->reps);
-    else calibrate(c);
+    else open_partner(c);
+    partner.partner = c->partner;
+    if (c->finished) return c->exit_code;
+    c->reps = c->a->reps ? round_to_seeds(c, c->a->reps) : calibrate(&row);
+    if (c->partner && !c->finished)
+        c->partner_reps = c->a->partner_reps ? round_to_seeds(c, c->a->partner_reps) : calibrate(&partner);
     if (c->finished) return c->exit_code;
     c->expect = expected_sum(c, c->reps);
     /* a later round's reference must be the first round's: the same inputs */
     if (c->a->has_expect && c->a->expect != c->expect) fail(c, "checksum mismatch", 4);
-    else take_samples(c);
+    else take_samples(c, &row, &partner);
+    drop_heap(&row);
+    if (c->partner) am_partner.close(c->partner);
+    c->partner = partner.partner = NULL;
     if (c->finished) return c->exit_code;
     report(c);
     return 0;
@@ -423,7 +507,7 @@ static int test_hook(const char *var, const cell_args *a) {
 
 int main(int argc, char **argv) {
     cell_args a;
-    if (!parse_args(argc, argv, &a)) return 2;
+    if (!parse_args(argc, argv, &a, am_partner.name)) return 2;
     if (a.list) { list_workloads(); return 0; }
     const am_workload *w = am_workload_find(a.workload);
     if (!w) {
@@ -455,6 +539,7 @@ int main(int argc, char **argv) {
     int rc = a.counting_table ? counting_table(&c) : a.stats_only ? count_one(&c) : measure(&c);
     free(c.refs);
     free(c.ns);
+    free(c.partner_ns);
     free(c.minor_faults);
     free(c.major_faults);
     am_hw_counters_close(c.hw);

@@ -19,6 +19,13 @@
  * tests/python/test_build.py, which names the exact line to add: a new
  * workload is its file, its line in workloads.def and its #include below. */
 
+/* A partner's unit (AM_PARTNER_BUILD, partner.h): every global name
+ * prefixed, and the table the cell reads last. Macros only: no system header
+ * comes before platform_posix.c's _GNU_SOURCE. */
+#if AM_PARTNER_BUILD
+#include "partner_names.h"
+#endif
+
 /* first: platform_posix.c defines _GNU_SOURCE before any system header. Each
  * platform file is empty on the other OS, so both are always listed. */
 #include "../platform/platform_posix.c"
@@ -63,3 +70,7 @@
 #error "the build must define AM_STRATEGY_C, the row's strategy source (pool.c ...)"
 #endif
 #include AM_STRATEGY_C
+
+#if AM_PARTNER_BUILD
+#include "partner_row.c"
+#endif

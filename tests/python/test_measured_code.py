@@ -81,14 +81,17 @@ def installed():
 # ---------------------------------------------------------------- machine code
 
 def functions(path):
-    """{function: [(address, mnemonic, operands)]} from objdump -d"""
+    """{function: [(address, mnemonic, operands)]} from objdump -d. A cell
+    also holds its partner's unit (cell/partner.h), whose static functions
+    have the row's names: the first of a name is the row's, as its unit comes
+    first in the link."""
     out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", path], capture_output=True, text=True,
                          check=True).stdout
     funcs, cur = {}, None
     for line in out.splitlines():
         m = re.match(r"^([0-9a-f]+) <([^>]+)>:$", line)
         if m:
-            cur = funcs.setdefault(m.group(2), [])
+            cur = None if m.group(2) in funcs else funcs.setdefault(m.group(2), [])
             continue
         m = re.match(r"^\s+([0-9a-f]+):\s+(\S+)\s*(.*)$", line)
         if cur is not None and m:
@@ -203,7 +206,7 @@ class HarnessCost(unittest.TestCase):
                 out = os.path.join(tmp, f"callgrind.{reps}")
                 subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
                                 "--toggle-collect=*alloc_pair_run*", plain, "--workload", "alloc_pair", "--size", "8",
-                                "--samples", "1", "--reps", str(reps)],
+                                "--samples", "1", "--reps", str(reps), "--alone"],
                                check=True, capture_output=True)
                 with open(out) as f:
                     totals = [line for line in f if line.startswith(("summary:", "totals:"))]

@@ -1,0 +1,109 @@
+"""Tests of the partner (cell/partner.h): every cell's executable also holds
+the PARTNER row's unit, its global names prefixed by cell/partner_names.h.
+The list must cover every global name a unit of any strategy source defines,
+a one-thread cell's answer holds both rows' samples, a threaded one and
+--alone none, and a row that cannot be every cell's partner is refused."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_runner import BUILD, ROOT, ensure_cells  # noqa: E402
+
+sys.path.insert(0, ROOT)
+from runner import catalog  # noqa: E402
+
+
+def defined_globals(obj):
+    out = subprocess.run(["nm", "--defined-only", "-g", obj], capture_output=True, text=True, check=True).stdout
+    return sorted(line.split()[-1] for line in out.splitlines() if line.strip())
+
+
+def partner_unit(row, obj):
+    """Compiles row's unit as a partner (the Makefile's flags, in short)."""
+    flags = row.cflags.split()
+    cmd = ["gcc", "-std=c11", "-O1", "-Iplatform", "-Iallocators", "-Icontainers", "-Iworkloads",
+           f"-DAM_STRATEGY={row.source}", f'-DAM_STRATEGY_H="{row.source}.h"', f'-DAM_STRATEGY_C="{row.source}.c"',
+           f'-DAM_ROW_NAME="{row.name}"', "-DAM_STATS=0", "-DAM_PARTNER_BUILD=1", *flags,
+           "-c", "cell/row_unit.c", "-o", obj]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+
+
+@unittest.skipUnless(sys.platform.startswith("linux"), "nm and gcc")
+class PartnerNames(unittest.TestCase):
+    def test_a_partner_unit_defines_only_the_table(self):
+        rows = [r for r in catalog.read_rows() if not r.libs]
+        self.assertGreater(len(rows), 5)
+        with tempfile.TemporaryDirectory() as tmp:
+            for row in rows:
+                with self.subTest(row=row.name):
+                    obj = os.path.join(tmp, row.name + ".o")
+                    p = partner_unit(row, obj)
+                    self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+                    extra = [n for n in defined_globals(obj) if n != "am_partner" and not n.startswith("partner_")]
+                    self.assertEqual(extra, [], "add to cell/partner_names.h:\n" +
+                                     "\n".join(f"#define {n} partner_{n}" for n in extra))
+
+
+def cell(row, *args):
+    exe = os.path.join(BUILD, "bin", "am-cell-" + row)
+    p = subprocess.run([exe, "--seed", "3", "--min-ms", "0.2", *map(str, args)], capture_output=True, text=True,
+                       timeout=120)
+    lines = p.stdout.strip().splitlines()
+    return p.returncode, (json.loads(lines[-1]) if lines else {}), p.stderr
+
+
+class PairedAnswer(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells("system,monotonic,minimal")
+
+    def test_a_one_thread_cell_has_its_partners_samples(self):
+        rc, out, _ = cell("system", "--workload", "list_dupe", "--size", 100, "--samples", 5)
+        self.assertEqual(rc, 0)
+        self.assertTrue(out["partner"])
+        self.assertEqual(len(out["partner_samples_ns"]), 5)
+        self.assertTrue(all(ns > 0 for ns in out["partner_samples_ns"]))
+        self.assertEqual(out["partner_reps"] % out["seeds"], 0)
+
+    def test_given_counts_are_kept(self):
+        rc, out, _ = cell("monotonic", "--workload", "list_dupe", "--size", 100, "--samples", 2,
+                          "--reps", 6, "--partner-reps", 9)
+        self.assertEqual(rc, 0)
+        self.assertEqual((out["reps"], out["partner_reps"]), (6, 9))
+
+    def test_alone_and_threaded_cells_have_no_partner(self):
+        rc, out, _ = cell("system", "--workload", "list_dupe", "--size", 100, "--samples", 2, "--alone")
+        self.assertEqual((rc, out.get("alone")), (0, "--alone"))
+        self.assertNotIn("partner_samples_ns", out)
+        rc, out, _ = cell("system", "--workload", "contention", "--size", 50, "--samples", 2, "--threads", 2)
+        self.assertEqual((rc, out.get("alone")), (0, "threaded"))
+
+    def test_partner_reps_without_reps_is_bad_input(self):
+        rc, _, err = cell("system", "--workload", "list_dupe", "--size", 100, "--partner-reps", 4)
+        self.assertEqual(rc, 2)
+        self.assertIn("--partner-reps needs --reps", err)
+
+
+class PartnerChoice(unittest.TestCase):
+    def make(self, partner):
+        return subprocess.run(["make", "-n", "cells", "ALLOCATORS=system", "PARTNER=" + partner,
+                               "LINKED_ROWS=system"], cwd=ROOT, capture_output=True, text=True)
+
+    def test_an_unknown_partner_is_refused(self):
+        p = self.make("no-such-row")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("PARTNER=no-such-row is not a row", p.stderr)
+
+    def test_a_partner_with_a_library_is_refused(self):
+        p = self.make("system-jemalloc")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("links a library of its own", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
