@@ -20,7 +20,7 @@ except ImportError:  # Windows
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 RUNNER = os.path.join(ROOT, "runner", "allocmark.py")
 sys.path.insert(0, ROOT)
-from runner import catalog, config, memlimit, schema  # noqa: E402
+from runner import catalog, cli, config, memlimit, schema  # noqa: E402
 
 
 def build_dir():
@@ -291,6 +291,11 @@ class BadInput(unittest.TestCase):
         self.check(["--margin", "abc"], "'abc'", "0.02 or 2%")
         self.check(["--margin", "150%"], "'150%'", "from 0 to 1")
         self.check(["--margin", "nan"], "'nan'")
+
+    def test_seed_past_2_to_the_64_is_refused_before_any_folder(self):
+        # the cells read a 64-bit seed: 2^64 used to fail every cell in a new run folder
+        self.check(["--seed", str(2 ** 64)], f"'{2 ** 64}'", "2^64 - 1")
+        self.assertEqual(cli.parse(["--seed", str(2 ** 64 - 1)]).seed, 2 ** 64 - 1)
 
     def test_more_rounds_than_samples(self):
         self.check(["--allocators", "system", "--samples", "3", "--rounds", "4"], "--rounds 4", "--samples 3")
