@@ -10,7 +10,8 @@ import sys
 import tempfile
 import time
 
-from runner import aggregate, counting_tables, crosscc, environment, matrix, meta, outputs, pinning, rounds
+from runner import (aggregate, config, counting_tables, crosscc, environment, matrix, meta, outputs, pinning, rounds,
+                    runlock)
 from runner.cell_process import Launcher
 from runner.errors import (EXIT_ALL_FAILED, EXIT_INTERRUPTED, EXIT_NOT_WRITTEN, RunError, UsageError)
 from runner.progress import Progress, clock
@@ -23,15 +24,34 @@ REVISIT_SHARE = 0.25
 
 
 def create_folder(out_dir):
-    """The run folder, created and checked writable: the first thing a run creates."""
+    """The run folder, created and locked for this run (the lock is also the
+    check that it can be written): the first thing a run creates. Returns
+    whether the folder was made here. A folder that cannot be written is left
+    as it was found."""
+    made = not os.path.exists(out_dir)
     try:
         os.makedirs(out_dir, exist_ok=True)
-        probe = os.path.join(out_dir, ".allocmark-write-test")
-        with open(probe, "w") as f:
-            f.write("x")
-        os.remove(probe)
+        runlock.take(out_dir)
     except OSError as e:
+        if made:
+            remove_empty(out_dir)
+        if isinstance(e, FileExistsError):
+            config.check_not_a_run(out_dir)  # another run took it first
         raise UsageError(f"cannot write the run folder '{out_dir}': {e.strerror or e}")
+    try:
+        # a run that finished there since the plan looked
+        config.check_not_a_run(out_dir, locked=True)
+    except UsageError:
+        runlock.release(out_dir)
+        raise
+    return made
+
+
+def remove_empty(folder):
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
 
 
 def on_sigterm(signum, frame):
@@ -207,8 +227,16 @@ def visit_all(cfg, measurements, pinner, writer):
 
 
 def run(cfg):
-    """Measures the planned matrix; returns the exit status."""
+    """Measures the planned matrix; returns the exit status. The run folder is
+    locked while the run writes it."""
     create_folder(cfg.out_dir)
+    try:
+        return measure(cfg)
+    finally:
+        runlock.release(cfg.out_dir)
+
+
+def measure(cfg):
     print_plan(cfg)
     static = meta.static_meta(cfg)
     warning = environment.warning(static["environment"]["unfriendly"])

@@ -1,0 +1,127 @@
+"""A run folder holds one run and is written by one runner: a folder that
+holds a run, or that another run is writing (its lock), is refused before
+anything is measured or overwritten; of two runs started into one folder one
+is refused; a folder that cannot be written from the start is not left
+behind."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import unittest
+
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_runner import BUILD, COMPILER, RUNNER, TINY, ensure_cells  # noqa: E402
+from runner import runlock  # noqa: E402
+
+# the smallest run: two cells, no CPU probe, no control, no counting tables
+SMALL = TINY + ["--sizes", "10", "--baseline", "system", "--cpu", "none", "--no-control", "--no-stats-tables"]
+
+
+def command(out):
+    return [sys.executable, RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD),
+            "--out", out] + SMALL
+
+
+def clean_env():
+    env = dict(os.environ)
+    for k in ("AM_TEST_CRASH", "AM_TEST_HANG", "AM_TEST_BADSUM"):
+        env.pop(k, None)
+    return env
+
+
+def run(out, **kw):
+    return subprocess.run(command(out), capture_output=True, text=True, env=clean_env(), timeout=120, **kw)
+
+
+def contents(folder):
+    out = {}
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                out[name] = f.read()
+    return out
+
+
+class ExistingOut(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells()
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def test_a_folder_that_holds_a_run_is_refused_and_kept(self):
+        out = os.path.join(self.tmp.name, "run")
+        first = run(out)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        before = contents(out)
+        self.assertIn("summary.csv", before)
+        self.assertNotIn(runlock.LOCK, before)  # dropped when the run ends
+        again = run(out)
+        self.assertEqual(again.returncode, 2, again.stdout + again.stderr)
+        self.assertIn("holds a run already", again.stderr)
+        self.assertIn(out, again.stderr)
+        self.assertNotIn("cell 1/", again.stdout)
+        self.assertEqual(contents(out), before)
+
+    def test_a_folder_another_run_is_writing_is_refused(self):
+        out = os.path.join(self.tmp.name, "run")
+        os.makedirs(out)
+        with open(os.path.join(out, runlock.LOCK), "w") as f:
+            json.dump(runlock.this_runner(), f)  # this test's process: alive
+        p = run(out)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("being written by another run", p.stderr)
+        self.assertIn(f"pid {os.getpid()}", p.stderr)
+        self.assertEqual(sorted(os.listdir(out)), [runlock.LOCK])
+
+    def test_of_two_runs_into_one_folder_one_is_refused(self):
+        out = os.path.join(self.tmp.name, "run")
+        procs = [subprocess.Popen(command(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=clean_env()) for _ in range(2)]
+        results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
+        self.assertEqual(sorted(r[2] for r in results), [0, 2], results)
+        refused = next(r for r in results if r[2] == 2)
+        self.assertRegex(refused[1], "being written by another run|holds a run already")
+        with open(os.path.join(out, "meta.json")) as f:
+            self.assertEqual(json.load(f)["state"], "finished")
+
+    def test_an_empty_folder_is_used(self):
+        out = os.path.join(self.tmp.name, "run")
+        os.makedirs(out)
+        p = run(out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.exists(os.path.join(out, "summary.csv")))
+
+
+@unittest.skipIf(resource is None, "needs setrlimit (POSIX)")
+class FullFromTheStart(unittest.TestCase):
+    """No byte can be written (RLIMIT_FSIZE 0, as a disk full before the run)."""
+
+    def test_nothing_is_left_behind(self):
+        ensure_cells()
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run")
+
+            def no_file_can_grow():
+                signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+                resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+            p = run(out, preexec_fn=no_file_can_grow)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(f"cannot write the run folder '{out}'", p.stderr)
+            self.assertNotIn("cell 1/", p.stdout)
+            self.assertEqual(os.listdir(tmp), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
