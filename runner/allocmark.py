@@ -30,7 +30,7 @@ if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from runner import cli, config, listing, regenerate, run  # noqa: E402
-from runner.errors import EXIT_USAGE, UsageError  # noqa: E402
+from runner.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError  # noqa: E402
 
 
 def main(argv=None):
@@ -41,7 +41,12 @@ def main(argv=None):
         if args.regenerate:
             return regenerate.main([args.regenerate] + (["--margin", repr(args.margin)] if args.margin is not None
                                                         else []))
-        return run.run(config.plan(args))
+        try:
+            cfg = config.plan(args)
+        except KeyboardInterrupt:  # while the cells list their workloads: nothing made yet
+            print("allocmark: interrupted before the first cell: nothing measured", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        return run.run(cfg)
     except UsageError as e:
         print(f"allocmark: {e}", file=sys.stderr)
         return EXIT_USAGE

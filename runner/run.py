@@ -229,14 +229,16 @@ def visit_all(cfg, measurements, pinner, writer):
 def run(cfg):
     """Measures the planned matrix; returns the exit status. The run folder is
     locked while the run writes it."""
-    create_folder(cfg.out_dir)
+    made = create_folder(cfg.out_dir)
     try:
-        return measure(cfg)
+        return measure(cfg, made)
     finally:
         runlock.release(cfg.out_dir)
 
 
-def measure(cfg):
+def prepare(cfg):
+    """What is known before the first cell: the machine (meta.json's static
+    part) and the CPU the cells run on."""
     print_plan(cfg)
     static = meta.static_meta(cfg)
     warning = environment.warning(static["environment"]["unfriendly"])
@@ -245,11 +247,30 @@ def measure(cfg):
     pinner = pinning.Pinner(cfg.probe_exe(), cfg.cpu)
     if pinner.cpu is not None:
         print(f"single-threaded cells run on CPU {pinner.cpu} ({pinner.note['why']})", flush=True)
+    return static, pinner
+
+
+def interrupted_before_measuring(cfg, made):
+    """Ctrl-C before the first cell: nothing to keep, so no folder is left either."""
+    runlock.release(cfg.out_dir)
+    if made:
+        remove_empty(cfg.out_dir)
+    print(f"interrupted before the first cell: nothing measured"
+          f"{', no run folder written' if not os.path.exists(cfg.out_dir) else ''}", flush=True)
+    return EXIT_INTERRUPTED
+
+
+def measure(cfg, made):
+    prev = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        static, pinner = prepare(cfg)
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGTERM, prev)
+        return interrupted_before_measuring(cfg, made)
     measurements = [aggregate.Measurement(c) for c in cfg.cells]
     ratios = aggregate.Ratios(cfg.baseline, cfg.settings)
     writer = Writer(cfg, static, measurements, ratios, pinner)
     state = "finished"
-    prev = signal.signal(signal.SIGTERM, on_sigterm)
     try:
         visit_all(cfg, measurements, pinner, writer)
     except KeyboardInterrupt:

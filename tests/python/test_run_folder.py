@@ -3,6 +3,8 @@ holds a run, or that another run is writing (its lock), is refused before
 anything is measured or overwritten; of two runs started into one folder one
 is refused; a folder that cannot be written from the start is not left
 behind."""
+import contextlib
+import io
 import json
 import os
 import signal
@@ -10,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 try:
     import resource
@@ -19,15 +22,14 @@ except ImportError:  # Windows
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, COMPILER, RUNNER, TINY, ensure_cells  # noqa: E402
-from runner import runlock  # noqa: E402
+from runner import allocmark, catalog, cli, config, meta, run as run_module, runlock  # noqa: E402
 
 # the smallest run: two cells, no CPU probe, no control, no counting tables
 SMALL = TINY + ["--sizes", "10", "--baseline", "system", "--cpu", "none", "--no-control", "--no-stats-tables"]
 
 
 def command(out):
-    return [sys.executable, RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD),
-            "--out", out] + SMALL
+    return [sys.executable, RUNNER] + arguments(out)
 
 
 def clean_env():
@@ -35,6 +37,10 @@ def clean_env():
     for k in ("AM_TEST_CRASH", "AM_TEST_HANG", "AM_TEST_BADSUM"):
         env.pop(k, None)
     return env
+
+
+def arguments(out):
+    return ["--compilers", COMPILER, "--build-root", os.path.dirname(BUILD), "--out", out] + SMALL
 
 
 def run(out, **kw):
@@ -102,6 +108,58 @@ class ExistingOut(unittest.TestCase):
         p = run(out)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(os.path.exists(os.path.join(out, "summary.csv")))
+
+
+class EarlyInterrupt(unittest.TestCase):
+    """Ctrl-C before the first cell: exit 130 with a line, no traceback, no
+    empty run folder."""
+
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells()
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.out = os.path.join(self.tmp.name, "run")
+
+    def quietly(self, fn, *a):
+        text = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(text), contextlib.redirect_stderr(text):
+                return fn(*a), text.getvalue()
+        except KeyboardInterrupt:  # would stop the test runner itself
+            self.fail(f"KeyboardInterrupt escaped; left: {os.listdir(self.tmp.name)}")
+
+    def test_during_the_library_probe(self):
+        cfg = config.plan(cli.parse(arguments(self.out)))
+        with mock.patch.object(meta, "static_meta", side_effect=KeyboardInterrupt):
+            rc, text = self.quietly(run_module.run, cfg)
+        self.assertEqual(rc, 130)
+        self.assertIn("interrupted before the first cell", text)
+        self.assertEqual(os.listdir(self.tmp.name), [])
+
+    def test_while_planning(self):
+        with mock.patch.object(catalog, "list_workloads", side_effect=KeyboardInterrupt):
+            rc, text = self.quietly(allocmark.main, arguments(self.out))
+        self.assertEqual(rc, 130)
+        self.assertIn("interrupted before the first cell", text)
+        self.assertEqual(os.listdir(self.tmp.name), [])
+
+    @unittest.skipIf(os.name == "nt", "SIGINT")
+    def test_ctrl_c_as_the_run_starts(self):
+        # wherever it lands (the probes or the first cells), the answer is clean
+        p = subprocess.Popen(command(self.out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=clean_env(), preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        first = p.stdout.readline()  # the plan, printed as the probes begin
+        p.send_signal(signal.SIGINT)
+        rest, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 130, first + rest + err)
+        self.assertNotIn("Traceback", err)
+        self.assertIn("interrupted", first + rest + err)
+        if os.path.exists(self.out):
+            with open(os.path.join(self.out, "meta.json")) as f:
+                self.assertEqual(json.load(f)["state"], "interrupted")
 
 
 @unittest.skipIf(resource is None, "needs setrlimit (POSIX)")
