@@ -337,6 +337,16 @@ class BadInput(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("cannot fit in memory", p.stderr)
 
+    def test_the_cell_names_an_unknown_option(self):
+        exe = catalog.cell_exe(os.path.join(BUILD, "bin"), "system")
+        for args in (["--bogus"], ["--workload", "thrash_pool", "--size", "10", "--bogus"], ["--bogus", "1"]):
+            with self.subTest(args=args):
+                p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("unknown option --bogus", p.stderr)
+        p = subprocess.run([exe, "--workload"], capture_output=True, text=True, timeout=60)
+        self.assertIn("--workload needs a value", p.stderr)
+
     def test_help_lists_the_options(self):
         p = subprocess.run([sys.executable, RUNNER, "--help"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 0)
