@@ -87,6 +87,10 @@ class RunConfig:
         return self.cell_exe(first, row)
 
 
+# the default home of run folders, and the only folder given a "latest" link
+RESULTS = os.path.join(catalog.ROOT, "results")
+
+
 def default_compiler():
     """The build folder the Makefile uses: $CC's name, else gcc where it is
     on PATH (the Makefile's default), else cc."""
@@ -277,7 +281,7 @@ def plan(args):
     cells = matrix.blocked_shuffle(cells, random.Random(seed))
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out_dir = os.path.abspath(args.out or os.path.join(catalog.ROOT, "results", stamp))
+    out_dir = os.path.abspath(args.out or os.path.join(RESULTS, stamp))
     _check_writable(out_dir)
     limits, limit_note = _mem_limits(args, compilers)
     frozen = types.MappingProxyType

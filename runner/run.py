@@ -115,7 +115,8 @@ class Writer:
         try:
             text = outputs.write_all(self.cfg.out_dir, self.measurements, self.ratios, m, self.cfg.order)
             self.error = None
-            outputs.point_latest(self.cfg.out_dir)
+            if os.path.realpath(os.path.dirname(self.cfg.out_dir)) == os.path.realpath(config.RESULTS):
+                outputs.point_latest(self.cfg.out_dir)
             return text
         except OSError as e:
             self.error = e

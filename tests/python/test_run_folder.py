@@ -110,6 +110,28 @@ class ExistingOut(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(out, "summary.csv")))
 
 
+class LatestLink(unittest.TestCase):
+    """Only the default results folder gets a latest link to its newest run."""
+
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells()
+
+    def test_a_run_elsewhere_leaves_its_parent_folder_alone(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = run(os.path.join(tmp, "run"))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(os.listdir(tmp), ["run"])
+
+    @unittest.skipIf(os.name == "nt", "symlinks")
+    def test_a_run_in_the_results_folder_is_linked(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = config.plan(cli.parse(arguments(os.path.join(tmp, "run"))))
+            with mock.patch.object(config, "RESULTS", tmp), contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(run_module.run(cfg), 0)
+            self.assertEqual(os.readlink(os.path.join(tmp, "latest")), "run")
+
+
 class EarlyInterrupt(unittest.TestCase):
     """Ctrl-C before the first cell: exit 130 with a line, no traceback, no
     empty run folder."""
