@@ -22,7 +22,7 @@ except ImportError:  # Windows
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, COMPILER, RUNNER, TINY, ensure_cells  # noqa: E402
-from runner import allocmark, catalog, cli, config, meta, run as run_module, runlock  # noqa: E402
+from runner import allocmark, catalog, cli, config, meta, run as run_module, rundir, runlock  # noqa: E402
 
 # the smallest run: two cells, no CPU probe, no control, no counting tables
 SMALL = TINY + ["--sizes", "10", "--baseline", "system", "--cpu", "none", "--no-control", "--no-stats-tables"]
@@ -130,6 +130,54 @@ class LatestLink(unittest.TestCase):
             with mock.patch.object(config, "RESULTS", tmp), contextlib.redirect_stdout(io.StringIO()):
                 self.assertEqual(run_module.run(cfg), 0)
             self.assertEqual(os.readlink(os.path.join(tmp, "latest")), "run")
+
+
+class DiedRun(unittest.TestCase):
+    """What a SIGKILL of the runner leaves: meta.json saying "running" and the
+    lock naming a process that is gone. Its readers say the run died."""
+
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells()
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = os.path.join(cls.tmp.name, "run")
+        p = run(cls.out)
+        assert p.returncode == 0, p.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def left_running_by(self, runner):
+        with open(os.path.join(self.out, "meta.json")) as f:
+            m = json.load(f)
+        m.update(state="running", runner=runner)
+        with open(os.path.join(self.out, "meta.json"), "w") as f:
+            json.dump(m, f)
+        with open(os.path.join(self.out, runlock.LOCK), "w") as f:
+            json.dump(runner, f)
+        self.addCleanup(runlock.release, self.out)
+
+    def gone_runner(self):
+        p = subprocess.Popen([sys.executable, "-c", "pass"])
+        p.wait()  # reaped: its pid names no process now
+        return dict(runlock.this_runner(), pid=p.pid)
+
+    @unittest.skipIf(os.name == "nt", "a process's liveness is not told on Windows")
+    def test_a_killed_run_is_read_as_died(self):
+        self.left_running_by(self.gone_runner())
+        run_read = rundir.load(self.out)
+        self.assertEqual(run_read.meta["state"], "died")
+        self.assertTrue(any("the run died" in p.message for p in run_read.problems), run_read.problems)
+        p = subprocess.run([sys.executable, RUNNER, "--regenerate", self.out], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("the run died", p.stderr)
+
+    def test_a_run_whose_runner_lives_is_running(self):
+        self.left_running_by(runlock.this_runner())
+        self.assertEqual(rundir.load(self.out).meta["state"], "running")
+        self.assertFalse(rundir.load(self.out).problems)
 
 
 class EarlyInterrupt(unittest.TestCase):
