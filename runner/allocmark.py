@@ -16,6 +16,7 @@ The work is done by the modules of the runner package, one job each:
   environment.py what of the machine can blur a timing, for meta.json and one warning
   schema.py      the CSV columns, the key of a cell, number formatting
   outputs.py     the run folder's files, written atomically; tables.py the tables
+  runlock.py     the run folder's lock, and whether the runner that wrote a folder is alive
   meta.py        meta.json; progress.py what is printed during the run
   run.py         the run itself, its rounds and revisits; regenerate.py the derived files again
                  from samples.csv
