@@ -102,6 +102,18 @@ bad:
     return 0;
 }
 
+/* the options followed by a value: an option not named here is unknown,
+ * whether or not something follows it */
+static int takes_value(const char *f) {
+    static const char *const names[] = {"--workload", "--size", "--samples", "--seed", "--threads",
+                                        "--limit", "--mem-limit", "--reps", "--age", "--expect",
+                                        "--work-loops", "--min-ms", "--param", "--partner-reps"};
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(f, names[i])) return 1;
+    return 0;
+}
+
 /* 1 when the cell may run; 0 after a message (bad input) */
 static int parse_args(int argc, char **argv, cell_args *a, const char *partner) {
     memset(a, 0, sizeof *a);
@@ -118,6 +130,7 @@ static int parse_args(int argc, char **argv, cell_args *a, const char *partner) 
         if (!strcmp(f, "--stats-only")) { a->stats_only = 1; continue; }
         if (!strcmp(f, "--stats")) { a->counting_table = 1; continue; }
         if (!strcmp(f, "--alone")) { a->alone = 1; continue; }
+        if (!takes_value(f)) { fprintf(stderr, "am-cell: unknown option %s (try --help)\n", f); return 0; }
         if (!v) { fprintf(stderr, "am-cell: %s needs a value\n", f); return 0; }
         i++;
         if (!strcmp(f, "--workload")) a->workload = v;

@@ -16,6 +16,7 @@ The work is done by the modules of the runner package, one job each:
   environment.py what of the machine can blur a timing, for meta.json and one warning
   schema.py      the CSV columns, the key of a cell, number formatting
   outputs.py     the run folder's files, written atomically; tables.py the tables
+  runlock.py     the run folder's lock, and whether the runner that wrote a folder is alive
   meta.py        meta.json; progress.py what is printed during the run
   run.py         the run itself, its rounds and revisits; regenerate.py the derived files again
                  from samples.csv
@@ -30,7 +31,7 @@ if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from runner import cli, config, listing, regenerate, run  # noqa: E402
-from runner.errors import EXIT_USAGE, UsageError  # noqa: E402
+from runner.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError  # noqa: E402
 
 
 def main(argv=None):
@@ -41,7 +42,12 @@ def main(argv=None):
         if args.regenerate:
             return regenerate.main([args.regenerate] + (["--margin", repr(args.margin)] if args.margin is not None
                                                         else []))
-        return run.run(config.plan(args))
+        try:
+            cfg = config.plan(args)
+        except KeyboardInterrupt:  # while the cells list their workloads: nothing made yet
+            print("allocmark: interrupted before the first cell: nothing measured", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        return run.run(cfg)
     except UsageError as e:
         print(f"allocmark: {e}", file=sys.stderr)
         return EXIT_USAGE

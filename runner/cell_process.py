@@ -2,6 +2,7 @@
 JSON line it prints, or says why there is none (crash, timeout, exit status).
 It knows nothing of rounds or of the matrix."""
 import json
+import math
 import os
 import signal
 import subprocess
@@ -17,15 +18,47 @@ WINDOWS_CRASHES = {0xC0000005: "access violation", 0xC00000FD: "stack overflow",
 WINDOWS_CTRL_C = 0xC000013A
 
 
-def parse_json_line(text):
-    """The last line of text that is a JSON object, or None."""
+def read_json_line(text):
+    """(the last line of text that starts as a JSON object, parsed, or None;
+    why that line is not JSON, or None)."""
     for line in reversed(text.strip().splitlines()):
         line = line.strip()
         if line.startswith("{"):
             try:
-                return json.loads(line)
-            except ValueError:
-                return None
+                out = json.loads(line)
+            except ValueError as e:
+                return None, f"answer is not valid JSON ({e}): '{line[:80]}'"
+            return (out, None) if isinstance(out, dict) else (None, "answer is not a JSON object")
+    return None, None
+
+
+def parse_json_line(text):
+    """The last line of text that is a JSON object, or None."""
+    return read_json_line(text)[0]
+
+
+def _positive_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+def check_answer(out):
+    """Why a cell's answer to a measurement (its JSON line, parsed) cannot be
+    kept, or None. The cell is another program: a NaN, null or negative time
+    kept would end the run in the statistics, and with it every cell done."""
+    status = out.get("status")
+    if status not in ("ok", "failed", "skipped"):
+        return f"unexpected answer: status {json.dumps(status)[:40]}"
+    if status != "ok":
+        return None
+    samples = out.get("samples_ns")
+    if not isinstance(samples, list) or not samples:
+        return f"unexpected answer: samples_ns is {json.dumps(samples)[:40]}, not a list of sample times"
+    for i, ns in enumerate(samples):
+        if not _positive_number(ns):
+            return f"unexpected answer: samples_ns[{i}] is {json.dumps(ns)[:40]}, not a positive time"
+    reps = out.get("reps")
+    if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
+        return f"unexpected answer: reps is {json.dumps(reps)[:40]}, not a positive whole number"
     return None
 
 
@@ -99,7 +132,7 @@ def run_process(cmd, timeout, cwd, env=None):
     crash = crash_reason(p.returncode)
     if crash:
         return None, crash
-    out = parse_json_line(p.stdout)
+    out, malformed = read_json_line(p.stdout)
     err = p.stderr.strip().splitlines()
     sanitizer = [line for line in err if line.startswith("SUMMARY: ")]
     if out is not None and out.get("status") == "failed":
@@ -107,7 +140,7 @@ def run_process(cmd, timeout, cwd, env=None):
     if p.returncode != 0 or out is None:
         if sanitizer:
             return None, f"crashed ({sanitizer[-1][len('SUMMARY: '):][:200]})"
-        last = err[-1][:200] if err else "no output"
+        last = err[-1][:200] if err else malformed or "no output"
         return None, f"exit status {p.returncode}: {last}"
     return out, None
 

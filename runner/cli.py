@@ -8,7 +8,8 @@ from runner import aggregate, catalog, config, memlimit
 from runner.catalog import ROOT
 
 
-def whole_number(minimum):
+def whole_number(minimum, maximum=None, most_text=None):
+    """most_text: how the message names maximum (e.g. '2^64 - 1')."""
     def parse(s):
         try:
             v = int(s, 10)
@@ -16,6 +17,8 @@ def whole_number(minimum):
             raise argparse.ArgumentTypeError(f"not a whole number: '{s}'")
         if v < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}: '{s}'")
+        if maximum is not None and v > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {most_text or maximum}: '{s}'")
         return v
     return parse
 
@@ -146,8 +149,9 @@ def make_parser():
     ap.add_argument("--baseline", metavar="S",
                     help=f"strategy the ratios divide by (default {config.DEFAULT_BASELINE}; "
                          f"{config.FALLBACK_BASELINE} where that is not built)")
-    ap.add_argument("--seed", type=whole_number(0), metavar="S",
-                    help="seed of the cell order and the workloads (default: random, recorded)")
+    # the cells read the seed as a 64-bit unsigned number
+    ap.add_argument("--seed", type=whole_number(0, 2 ** 64 - 1, "2^64 - 1"), metavar="S",
+                    help="seed of the cell order and the workloads, 0 to 2^64 - 1 (default: random, recorded)")
     ap.add_argument("--threads", type=whole_number(1), metavar="T",
                     help="threads for threaded workloads (default: the number of CPUs)")
     ap.add_argument("--param", type=non_negative_number, metavar="P",

@@ -9,7 +9,7 @@ import shutil
 import random
 import types
 
-from runner import aggregate, catalog, matrix, memlimit, pinning
+from runner import aggregate, catalog, matrix, memlimit, pinning, runlock
 from runner.errors import UsageError
 
 DEFAULT_BASELINE = "monotonic"
@@ -87,6 +87,10 @@ class RunConfig:
         return self.cell_exe(first, row)
 
 
+# the default home of run folders, and the only folder given a "latest" link
+RESULTS = os.path.join(catalog.ROOT, "results")
+
+
 def default_compiler():
     """The build folder the Makefile uses: $CC's name, else gcc where it is
     on PATH (the Makefile's default), else cc."""
@@ -147,6 +151,21 @@ def _check_writable(path):
         why = f"{probe}: permission denied"
     if why:
         raise UsageError(f"cannot write the run folder '{path}': {why}")
+    check_not_a_run(path)
+
+
+def check_not_a_run(path, locked=False):
+    """Raises UsageError when the folder holds a run or is being written by one
+    (locked: but by this process): a new run there would mix its files with
+    the old ones or take them away."""
+    found = runlock.run_file_in(path, (runlock.LOCK,) if locked else ()) if os.path.isdir(path) else None
+    if found == runlock.LOCK:
+        raise UsageError(f"the run folder '{path}' is being written by another run "
+                         f"({runlock.describe(runlock.holder(path) or {})}), or one that died there; "
+                         f"give another folder")
+    if found:
+        raise UsageError(f"the run folder '{path}' holds a run already ({found}); give a new folder, "
+                         f"or remove that one")
 
 
 def _baseline(args, compilers, rows_of, check_row, notes):
@@ -262,7 +281,7 @@ def plan(args):
     cells = matrix.blocked_shuffle(cells, random.Random(seed))
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out_dir = os.path.abspath(args.out or os.path.join(catalog.ROOT, "results", stamp))
+    out_dir = os.path.abspath(args.out or os.path.join(RESULTS, stamp))
     _check_writable(out_dir)
     limits, limit_note = _mem_limits(args, compilers)
     frozen = types.MappingProxyType

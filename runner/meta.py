@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 
-from runner import catalog, cell_process, environment
+from runner import catalog, cell_process, environment, runlock
 
 ROOT = catalog.ROOT
 
@@ -143,7 +143,8 @@ def make_meta(cfg, static, measurements, started, state, pinning_note, revisits=
     cpu_times: environment.cpu_times() as the run began, for the host's steal."""
     ok = [m for m in measurements if m.status == "ok"]
     res = [m.result.get("timer_resolution_ns") for m in ok if m.result.get("timer_resolution_ns")]
-    meta = {"run_id": cfg.run_id, "date": started.isoformat(timespec="seconds"), "state": state}
+    meta = {"run_id": cfg.run_id, "date": started.isoformat(timespec="seconds"), "state": state,
+            "runner": runlock.this_runner()}  # so that a reader can tell a run that died (rundir.py)
     meta.update(static)
     meta.update({
         "seed": cfg.seed,

@@ -62,6 +62,18 @@ def measurements_of(run):
             for e in run.summary]
 
 
+def check_every_cell_listed(run):
+    """Raises RunError when samples.csv has cells summary.csv lacks (a summary
+    cut short): their status and counts are only there, and regenerating
+    without them would drop those cells from every derived file."""
+    listed = {schema.key_of(e) for e in run.summary}
+    lost = [k for k in run.samples_of if k not in listed]
+    if lost:
+        names = "; ".join(" ".join(str(v) for v in k) for k in lost[:3])
+        raise RunError(f"{run.file('summary.csv')} lacks {len(lost)} cell(s) that samples.csv has samples of "
+                       f"({names}{'; ...' if len(lost) > 3 else ''}): is it cut short? Nothing was rewritten")
+
+
 def regenerate(folder, margin=None):
     """Rewrites the derived files of the run folder; returns the text tables.
     margin: another margin for the marks, recorded in meta.json. Raises
@@ -71,6 +83,7 @@ def regenerate(folder, margin=None):
     for k in ("seed", "baseline"):
         if meta.get(k) is None:
             raise RunError(f"{run.file('meta.json')} has no {k}")
+    check_every_cell_listed(run)
     settings = aggregate.Settings.from_meta(meta)
     if margin is not None and margin != settings.margin:
         settings = aggregate.Settings(margin=margin, unstable_width=settings.unstable_width)

@@ -6,6 +6,7 @@ The processes are started by cell_process.py."""
 import os
 
 from runner import aggregate, catalog, memlimit
+from runner.cell_process import check_answer
 
 
 def samples_in_round(samples, rounds, rnd):
@@ -49,6 +50,8 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
         if isinstance(m.result.get("expect"), int):
             cmd += ["--expect", str(m.result["expect"])]
     out, why = launcher.run(cmd, cell.threaded and cell.threads > 1, "later visits" if rnd else "first visits")
+    if not why:
+        why = check_answer(out)
     if rnd:
         add_round(m, out, why, rnd, cfg.settings)
         return

@@ -10,7 +10,8 @@ import sys
 import tempfile
 import time
 
-from runner import aggregate, counting_tables, crosscc, environment, matrix, meta, outputs, pinning, rounds
+from runner import (aggregate, config, counting_tables, crosscc, environment, matrix, meta, outputs, pinning, rounds,
+                    runlock)
 from runner.cell_process import Launcher
 from runner.errors import (EXIT_ALL_FAILED, EXIT_INTERRUPTED, EXIT_NOT_WRITTEN, RunError, UsageError)
 from runner.progress import Progress, clock
@@ -23,15 +24,34 @@ REVISIT_SHARE = 0.25
 
 
 def create_folder(out_dir):
-    """The run folder, created and checked writable: the first thing a run creates."""
+    """The run folder, created and locked for this run (the lock is also the
+    check that it can be written): the first thing a run creates. Returns
+    whether the folder was made here. A folder that cannot be written is left
+    as it was found."""
+    made = not os.path.exists(out_dir)
     try:
         os.makedirs(out_dir, exist_ok=True)
-        probe = os.path.join(out_dir, ".allocmark-write-test")
-        with open(probe, "w") as f:
-            f.write("x")
-        os.remove(probe)
+        runlock.take(out_dir)
     except OSError as e:
+        if made:
+            remove_empty(out_dir)
+        if isinstance(e, FileExistsError):
+            config.check_not_a_run(out_dir)  # another run took it first
         raise UsageError(f"cannot write the run folder '{out_dir}': {e.strerror or e}")
+    try:
+        # a run that finished there since the plan looked
+        config.check_not_a_run(out_dir, locked=True)
+    except UsageError:
+        runlock.release(out_dir)
+        raise
+    return made
+
+
+def remove_empty(folder):
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
 
 
 def on_sigterm(signum, frame):
@@ -95,7 +115,8 @@ class Writer:
         try:
             text = outputs.write_all(self.cfg.out_dir, self.measurements, self.ratios, m, self.cfg.order)
             self.error = None
-            outputs.point_latest(self.cfg.out_dir)
+            if os.path.realpath(os.path.dirname(self.cfg.out_dir)) == os.path.realpath(config.RESULTS):
+                outputs.point_latest(self.cfg.out_dir)
             return text
         except OSError as e:
             self.error = e
@@ -207,8 +228,18 @@ def visit_all(cfg, measurements, pinner, writer):
 
 
 def run(cfg):
-    """Measures the planned matrix; returns the exit status."""
-    create_folder(cfg.out_dir)
+    """Measures the planned matrix; returns the exit status. The run folder is
+    locked while the run writes it."""
+    made = create_folder(cfg.out_dir)
+    try:
+        return measure(cfg, made)
+    finally:
+        runlock.release(cfg.out_dir)
+
+
+def prepare(cfg):
+    """What is known before the first cell: the machine (meta.json's static
+    part) and the CPU the cells run on."""
     print_plan(cfg)
     static = meta.static_meta(cfg)
     warning = environment.warning(static["environment"]["unfriendly"])
@@ -217,11 +248,30 @@ def run(cfg):
     pinner = pinning.Pinner(cfg.probe_exe(), cfg.cpu)
     if pinner.cpu is not None:
         print(f"single-threaded cells run on CPU {pinner.cpu} ({pinner.note['why']})", flush=True)
+    return static, pinner
+
+
+def interrupted_before_measuring(cfg, made):
+    """Ctrl-C before the first cell: nothing to keep, so no folder is left either."""
+    runlock.release(cfg.out_dir)
+    if made:
+        remove_empty(cfg.out_dir)
+    print(f"interrupted before the first cell: nothing measured"
+          f"{', no run folder written' if not os.path.exists(cfg.out_dir) else ''}", flush=True)
+    return EXIT_INTERRUPTED
+
+
+def measure(cfg, made):
+    prev = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        static, pinner = prepare(cfg)
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGTERM, prev)
+        return interrupted_before_measuring(cfg, made)
     measurements = [aggregate.Measurement(c) for c in cfg.cells]
     ratios = aggregate.Ratios(cfg.baseline, cfg.settings)
     writer = Writer(cfg, static, measurements, ratios, pinner)
     state = "finished"
-    prev = signal.signal(signal.SIGTERM, on_sigterm)
     try:
         visit_all(cfg, measurements, pinner, writer)
     except KeyboardInterrupt:

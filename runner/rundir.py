@@ -9,14 +9,18 @@ import csv
 import io
 import json
 import os
+import sys
 
-from runner import schema
+from runner import runlock, schema
 from runner.errors import RunError
 
 
 class Problem:
-    def __init__(self, file, message, missing=False):
-        self.file, self.message, self.missing = file, message, missing
+    """warning: the files are whole but say less than they seem to (a run that
+    died): tools say it and go on."""
+
+    def __init__(self, file, message, missing=False, warning=False):
+        self.file, self.message, self.missing, self.warning = file, message, missing, warning
 
     def __str__(self):
         return f"{self.file}: {self.message}"
@@ -48,8 +52,8 @@ class Run:
     def file(self, name):
         return os.path.join(self.folder, name)
 
-    def problem(self, file, message, missing=False):
-        self.problems.append(Problem(file, message, missing))
+    def problem(self, file, message, missing=False, warning=False):
+        self.problems.append(Problem(file, message, missing, warning))
 
     def figure_text(self, key, column):
         """A summary figure as summary.csv wrote it, to copy it into another
@@ -93,6 +97,20 @@ def _read_meta(run):
         run.problem(name, "not a JSON object")
         return
     run.meta = meta
+
+
+def _check_alive(run):
+    """A meta.json that says "running" whose runner is gone (killed, its machine
+    down): the state becomes "died", and a problem says so."""
+    if run.meta.get("state") != "running":
+        return
+    runner = run.meta.get("runner") if isinstance(run.meta.get("runner"), dict) else None
+    if not runlock.died(run.folder, runner):
+        return
+    run.meta["state"] = "died"
+    who = f" ({runlock.describe(runner)})" if runner else ""
+    run.problem("meta.json", f"the run died: it says it is running, but its runner{who} is gone; the files "
+                             f"hold the cells done when they were last written", warning=True)
 
 
 def _typed(raw, columns, lineno, bad):
@@ -169,6 +187,7 @@ def load(folder):
         return run
     run.files = sorted(os.listdir(folder))
     _read_meta(run)
+    _check_alive(run)
     texts = []
     run.summary = _read_csv(run, "summary.csv", "missing: no timing results to show", texts) or []
     run.samples = _read_csv(run, "samples.csv") or []
@@ -186,9 +205,13 @@ def load(folder):
 
 def load_strict(folder, need=("summary.csv", "samples.csv")):
     """Reads a run folder for a tool that needs the files `need`; raises
-    RunError naming the first of them that is missing or bad."""
+    RunError naming the first of them that is missing or bad. Warnings go to
+    stderr."""
     run = load(folder)
     for p in run.problems:
+        if p.warning:
+            print(f"{run.file(p.file)}: {p.message}", file=sys.stderr)
+    for p in (p for p in run.problems if not p.warning):
         if p.file == folder:
             raise RunError(f"{folder} is {p.message}")
     for name in need:
@@ -196,9 +219,9 @@ def load_strict(folder, need=("summary.csv", "samples.csv")):
             raise RunError(f"no {name} in {folder} (looked for {run.file(name)}; is it a run folder "
                            f"written by make bench?)")
         for p in run.problems:
-            if p.file == name:
+            if p.file == name and not p.warning:
                 raise RunError(f"{run.file(name)}: {p.message}")
     for p in run.problems:
-        if p.file == "meta.json" and not p.missing:
+        if p.file == "meta.json" and not p.missing and not p.warning:
             raise RunError(f"{run.file(p.file)}: {p.message}")
     return run

@@ -64,6 +64,29 @@ class Regenerate(unittest.TestCase):
             self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
             self.assertIn(os.path.join(tmp, "summary.csv"), p.stderr)
 
+    def test_a_summary_cut_at_a_line_boundary_is_refused_and_nothing_rewritten(self):
+        ensure_cells()
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run")
+            p = run(TINY + ["--sizes", "10,210", "--baseline", "system", "--cpu", "none", "--out", out])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(out, "summary.csv")) as f:
+                lines = f.readlines()
+            for keep in (len(lines) - 1, 1):  # the last cell's line gone; the header alone
+                with self.subTest(lines_kept=keep):
+                    with open(os.path.join(out, "summary.csv"), "w") as f:
+                        f.writelines(lines[:keep])
+                    before = {n: open(os.path.join(out, n), "rb").read() for n in DERIVED + ("meta.json",)
+                              if os.path.exists(os.path.join(out, n))}
+                    p = subprocess.run([sys.executable, RUNNER, "--regenerate", out, "--margin", "3%"],
+                                       capture_output=True, text=True, timeout=120)
+                    self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                    self.assertIn("summary.csv", p.stderr)
+                    self.assertIn("samples.csv has samples of", p.stderr)
+                    for n, text in before.items():
+                        with open(os.path.join(out, n), "rb") as f:
+                            self.assertEqual(f.read(), text, n)
+
     def test_a_run_of_the_old_format_gets_the_new_figures(self):
         """A folder written before visits, pairs and unstable existed (and with no
         statistics in meta.json) is read and rewritten with them."""
