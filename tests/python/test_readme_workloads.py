@@ -26,7 +26,9 @@ def listing():
     # inherits MAKEFLAGS from `make test`, so CC, VARIANT and flags match
     subprocess.run(["make", "--no-print-directory", "-j2", "cells", "ALLOCATORS=system"],
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-    return catalog.list_workloads(readme_workloads.default_cell())
+    build = os.environ.get("AM_BUILD")  # set by make test: the build folder it made
+    cell = catalog.cell_exe(os.path.join(ROOT, build, "bin"), "system") if build else readme_workloads.default_cell()
+    return catalog.list_workloads(cell)
 
 
 def defined_workloads():
