@@ -104,12 +104,24 @@ def _ratio(v):
     return f"{v:.2f}" if v is not None else "-"
 
 
+def command_text(line):
+    """The runner's command line with its run folder as <run>: the folder was
+    a path of the machine that ran it, which names nothing on another."""
+    words = line.split()
+    for i, word in enumerate(words):
+        if word.startswith("--out="):
+            words[i] = "--out=<run>"
+        elif i and words[i - 1] == "--out":
+            words[i] = "<run>"
+    return " ".join(words)
+
+
 def _run_line(folder, run):
     meta = run.meta
     where = os.path.relpath(os.path.abspath(folder), ROOT)
     return where, (f"From the run `{where}/` ({meta.get('date', 'date not recorded')}; "
                    f"{meta.get('cpu_model', '?')}, {meta.get('cpu_count', '?')} CPUs; {_compilers_text(run)}; "
-                   f"runner command: `{meta.get('command_line', '?')}`, seed {meta.get('seed', '?')}).")
+                   f"runner command: `{command_text(meta.get('command_line', '?'))}`, seed {meta.get('seed', '?')}).")
 
 
 def dimension_table(folder):

@@ -4,8 +4,11 @@
  * a reference: the same computation done without the allocator under test, so a
  * broken strategy fails loudly instead of running fast.
  *
- * Adding a workload: one file in this folder defining `am_workload_<name>`, and
- * one line in workloads/workloads.def. */
+ * Adding a workload: one file in this folder defining `am_workload_<name>`, one
+ * line in workloads/workloads.def (the registry and the tables' order), and its
+ * #include in cell/row_unit.c (a row is built from that one unit; C cannot
+ * make the #include from workloads.def, so tests/python/test_build.py checks
+ * that the two agree). */
 #ifndef AM_WORKLOAD_H
 #define AM_WORKLOAD_H
 

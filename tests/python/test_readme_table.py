@@ -52,6 +52,13 @@ class ReadmeTable(unittest.TestCase):
             best, value = cells[2].split()
             self.assertEqual(value, readme_table.figure(medians[(compiler, best, workload)]))
 
+    def test_the_command_names_no_folder_of_the_machine_that_ran_it(self):
+        self.assertEqual(readme_table.command_text("runner/allocmark.py --out /work/runs/a --virtual"),
+                         "runner/allocmark.py --out <run> --virtual")
+        self.assertEqual(readme_table.command_text("runner/allocmark.py --out=/tmp/r"),
+                         "runner/allocmark.py --out=<run>")
+        self.assertNotIn("/runs/", readme_table.table(RUN))
+
     def test_write_puts_the_table_between_the_markers(self):
         with tempfile.TemporaryDirectory() as tmp:
             copy = os.path.join(tmp, "README.md")

@@ -1,0 +1,139 @@
+"""The figures and claims of the README's prose around its tables, recomputed
+from the committed runs they come from (docs/reference-run/ and
+docs/reference-dimensions/: summary.csv, and tables.md for the A/A control),
+so that a new reference run cannot leave the prose telling of the old one.
+Each test builds the README's phrase from the run and looks for it; when one
+fails, the README's sentence needs the figure the message gives."""
+import os
+import re
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+from report import dimensions, readme_table  # noqa: E402
+from runner import rundir  # noqa: E402
+
+RUN = os.path.join(ROOT, readme_table.REFERENCE_RUN)
+DIMS = os.path.join(ROOT, readme_table.DIMENSIONS_RUN)
+MALLOC_LIBRARIES = [s for s, _ in readme_table.COLUMNS if s.startswith("system")]
+
+
+def prose():
+    """README.md without its generated tables: the text a person wrote."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    for begin, end in ((readme_table.BEGIN, readme_table.END),
+                       (readme_table.DIMENSIONS_BEGIN, readme_table.DIMENSIONS_END)):
+        text = text.replace(readme_table.current_block(text, begin, end) or "", "")
+    return " ".join(text.split())
+
+
+def load(folder):
+    return rundir.load_strict(folder, need=("summary.csv", "meta.json"))
+
+
+def largest_findings(run, dimension):
+    """The dimension's findings at each workload's largest point, as the README's table shows them."""
+    last = {}
+    for f in dimensions.findings(run.summary):
+        if f["dimension"] == dimension:
+            last[f["point"][:2]] = f
+    return list(last.values())
+
+
+class ReadmeFigures(unittest.TestCase):
+    longMessage = False  # the phrase to write, not the whole README
+    @classmethod
+    def setUpClass(cls):
+        cls.text, cls.ref, cls.dims = prose(), load(RUN), load(DIMS)
+
+    def assertSays(self, phrase):
+        self.assertIn(" ".join(phrase.split()), self.text, "README.md should say, from the committed runs: " + phrase)
+
+    def median(self, run, compiler, strategy, workload, size, threads=1, param=0.0):
+        return run.by_key[(compiler, strategy, workload, size, threads, param)]["median_ns_per_op"]
+
+    # the results table's reading (docs/reference-run)
+    def table_lines(self):
+        """(workload, compiler, {strategy: median}) of each line of the README's table of results"""
+        out = []
+        for workload in readme_table.WORKLOADS:
+            size = readme_table._largest_size(self.ref, workload)
+            for compiler in self.ref.compiler_names():
+                at = {k[1]: e["median_ns_per_op"] for k, e in self.ref.by_key.items()
+                      if (k[0], k[2], k[3], k[4], k[5]) == (compiler, workload, size, 1, 0) and e["status"] == "ok"}
+                if at:
+                    out.append((workload, compiler, at))
+        return out
+
+    def fastest_other(self, at):
+        others = {s: m for s, m in at.items() if not s.startswith(readme_table.NOT_OTHERS) and "@" not in s}
+        return min(others, key=others.get)
+
+    def test_the_fastest_other_beats_every_malloc_library_in_every_line(self):
+        self.assertSays("In every line of this run the fastest of the other strategies has a lower median than "
+                        "each of the malloc libraries")
+        for workload, compiler, at in self.table_lines():
+            best = at[self.fastest_other(at)]
+            for lib in MALLOC_LIBRARIES:
+                self.assertLess(best, at[lib], (workload, compiler, lib))
+
+    def test_the_monotonic_arenas_are_the_fastest_where_the_readme_says(self):
+        self.assertSays("the monotonic arena (the allocator of the 2009 Boost monotonic comparison) or its "
+                        "thread-local-buffer variant is that fastest one on the map of lists, the list copy and, "
+                        "with gcc, the list sort")
+        claimed = {("thrash_pool_map_list_unaligned", c) for c in self.ref.compiler_names()}
+        claimed |= {("list_dupe", c) for c in self.ref.compiler_names()} | {("thrash_pool_sort_list_int", "gcc")}
+        for workload, compiler, at in self.table_lines():
+            if (workload, compiler) in claimed:
+                self.assertIn(self.fastest_other(at), ("monotonic", "monotonic-local"), (workload, compiler))
+
+    def test_boost_pool_is_more_than_ten_times_slower_in_every_line(self):
+        self.assertSays("is more than ten times slower than the fastest in every line")
+        for workload, compiler, at in self.table_lines():
+            self.assertGreater(at["pool"], 10 * at[self.fastest_other(at)], (workload, compiler))
+
+    def test_minimal_is_beaten_where_the_readme_says(self):
+        self.assertSays("`fast_pool` traverses its lists faster here, `monotonic-local` sorts faster with gcc")
+        for workload, compiler, at in self.table_lines():
+            if workload == "list_iterate":
+                self.assertLess(at["fast_pool"], at["minimal"], compiler)
+            if (workload, compiler) == ("thrash_pool_sort_list_int", "gcc"):
+                self.assertLess(at["monotonic-local"], at["minimal"])
+
+    def test_the_contention_figures(self):
+        size = max(k[3] for k in self.ref.by_key if k[2] == "contention")
+        tls = self.median(self.ref, "gcc", "tls_size_class", "contention", size, 2, 0.0)
+        system = self.median(self.ref, "gcc", "system", "contention", size, 2, 0.0)
+        self.assertSays(f"`tls_size_class` at {tls:.1f} ns an operation against `system`'s {system:.1f} "
+                        f"({tls / system:.2f}; the study 8-36)")
+
+    # the dimensions table's reading (docs/reference-dimensions)
+    def test_the_locality_figure(self):
+        (f,) = largest_findings(self.dims, "locality")
+        self.assertSays(f"(`{f['winner']}`, a heap per subsystem) at {f['winner_vs_system']:.2f} of `system`")
+
+    def test_the_nested_containers_range(self):
+        ratios = sorted(f["winner_vs_system"] for f in largest_findings(self.dims, "nested containers"))
+        self.assertSays(f"under nested containers ({ratios[0]:.2f} to {ratios[-1]:.2f}; the study 22-35)")
+
+    def test_the_utilization_figure(self):
+        (f,) = largest_findings(self.dims, "utilization")
+        self.assertEqual(f["point"][2], 32768, "the README speaks of 32 KiB")
+        self.assertSays(f"({f['monotonic_vs_system']:.0f}x at 32 KiB; the study up to 128x)")
+
+    def test_the_cost_of_run_time_binding(self):
+        ratios = sorted(r for v in dimensions.virtual_against_inline(self.dims.summary).values() for r in v.values())
+        self.assertSays(f"cost a median {ratios[len(ratios) // 2]:.2f}x, and up to {ratios[-1]:.1f}x on the "
+                        "cheapest allocators, with gcc")
+
+    def test_the_aa_control_of_the_dimensions_run(self):
+        with open(os.path.join(DIMS, "tables.md"), encoding="utf-8") as f:
+            marked = re.search(r"A/A control: .*? marked as a difference from it in (\d+) of (\d+) cells", f.read())
+        self.assertIsNotNone(marked, "tables.md of the dimensions run has no A/A line")
+        self.assertSays(f"The A/A control of this run was marked in {marked.group(1)} of its {marked.group(2)} cells")
+
+
+if __name__ == "__main__":
+    unittest.main()
