@@ -5,6 +5,7 @@ to a reference row, paired by round. Pure computation on numbers already
 measured: the runner calls it during a run, regenerate.py on the samples.csv
 of a finished one. The statistics themselves are stats.py's."""
 import dataclasses
+import math
 
 from runner import matrix, stats
 
@@ -31,7 +32,10 @@ class Settings:
         return {"level": stats.LEVEL, "margin": self.margin, "unstable_width": self.unstable_width,
                 "cell_interval": "order statistics of the visits' medians (sign test, interpolated)",
                 "ratio_interval": "order statistics (sign test, interpolated) of the log ratios of the visits "
-                                  "paired by round; estimate: their median"}
+                                  "paired by round; estimate: their median. Cells timed beside one partner: "
+                                  "each visit's log ratio is the difference of the two cells' medians of "
+                                  "sample-by-sample log ratios to the partner",
+                "process_spread": "robust SD (1.4826 MAD) of the logs of a cell's visit medians, in percent"}
 
     @classmethod
     def from_meta(cls, meta):
@@ -68,6 +72,22 @@ class Measurement:
         """{round: the median time per op of that visit's samples}."""
         rounds = self.result.get("sample_rounds") or [0] * len(self.result["samples_ns"])
         return visit_medians(self.per_op(), rounds)
+
+    def partner(self):
+        """The row this cell was timed beside in its processes, or None."""
+        r = self.result
+        pns = r.get("partner_samples_ns")
+        return r.get("partner") if pns and len(pns) == len(r["samples_ns"]) else None
+
+    def partner_logs(self):
+        """{round: the median, over that visit's pairs of samples, of the log
+        of the row's time per op over its partner's}: what each process says
+        of the row against the partner timed beside it, sample by sample."""
+        r = self.result
+        ops, pops = self.ops(), r["partner_reps"] * (r.get("ops_per_rep") or 1)
+        logs = [math.log((ns / ops) / (pn / pops)) for ns, pn in zip(r["samples_ns"], r["partner_samples_ns"])]
+        rounds = r.get("sample_rounds") or [0] * len(logs)
+        return visit_medians(logs, rounds)
 
 
 def visit_medians(per_op, rounds):
@@ -106,7 +126,20 @@ def summarize(m, settings=Settings()):
         "instructions_per_op": r.get("instructions_per_op"), "cycles_per_op": r.get("cycles_per_op"),
         "minor_faults_per_op": faults_per_op(m, "minor_faults"), "major_faults_per_op": faults_per_op(m, "major_faults"),
         "inputs": r.get("inputs") or "", "malloc": r.get("malloc") or "",
+        "process_spread": process_spread(list(m.visits().values())),
     }
+
+
+def process_spread(visit_values):
+    """The cell's own spread from process to process, in percent: a robust
+    SD (1.4826 MAD) of the logs of its visits' medians; None under 3 visits.
+    A property of the row on this machine (glibc's heap differs from process
+    to process), not a fault of the run."""
+    logs = [math.log(v) for v in visit_values if v > 0]
+    if len(logs) < 3:
+        return None
+    mid = stats.median(logs)
+    return (math.exp(1.4826 * stats.median([abs(x - mid) for x in logs])) - 1) * 100
 
 
 def faults_per_op(m, kind):
@@ -170,7 +203,7 @@ class Ratios:
                 continue
             memo = (m.cell.key(), len(m.result["samples_ns"]), len(b.result["samples_ns"]))
             if memo not in self.done:
-                self.done[memo] = stats.paired_ratio(m.visits(), b.visits())
+                self.done[memo] = ratio_of(m, b)
             iv = self.done[memo]
             if iv is not None:
                 out.append(Ratio(m.cell, self.baseline, iv, self.settings))
@@ -184,6 +217,18 @@ class Ratios:
             if mine:
                 out += self.versus.setdefault(workload, Ratios(ref, self.settings)).of(mine)
         return out
+
+
+def ratio_of(m, b):
+    """m's cell over b's. Cells timed beside one partner: through it, each
+    round's log ratio to the partner (measured sample by sample within the
+    process) less the other cell's of the same round, so that what moves a
+    whole process moves both sides and cancels; else the visits' medians,
+    paired by round. The interval: the sign test's over the rounds."""
+    partner = m.partner()
+    if partner and partner == b.partner():
+        return stats.paired_log_ratio(m.partner_logs(), b.partner_logs())
+    return stats.paired_ratio(m.visits(), b.visits())
 
 
 def control_count(ratio_entries, control):

@@ -59,6 +59,16 @@ def check_answer(out):
     reps = out.get("reps")
     if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
         return f"unexpected answer: reps is {json.dumps(reps)[:40]}, not a positive whole number"
+    if "partner_samples_ns" in out:
+        partner = out["partner_samples_ns"]
+        if not isinstance(partner, list) or len(partner) != len(samples):
+            return "unexpected answer: partner_samples_ns is not one time per sample"
+        for i, ns in enumerate(partner):
+            if not _positive_number(ns):
+                return f"unexpected answer: partner_samples_ns[{i}] is {json.dumps(ns)[:40]}, not a positive time"
+        preps = out.get("partner_reps")
+        if not isinstance(preps, int) or isinstance(preps, bool) or preps < 1:
+            return f"unexpected answer: partner_reps is {json.dumps(preps)[:40]}, not a positive whole number"
     return None
 
 

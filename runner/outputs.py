@@ -94,11 +94,15 @@ def sample_lines(measurements):
             continue
         ops, rounds = m.ops(), m.result.get("sample_rounds") or []
         minor, major = m.result.get("minor_faults") or [], m.result.get("major_faults") or []
+        partner, preps = m.result.get("partner") or "", m.result.get("partner_reps")
+        pns = m.result.get("partner_samples_ns") or []
         for i, ns in enumerate(m.result["samples_ns"]):
             out.append(list(m.cell.key()) + [i, m.result["reps"], ns, ns / ops,
                                              rounds[i] + 1 if i < len(rounds) else 1,
                                              minor[i] if i < len(minor) else None,
-                                             major[i] if i < len(major) else None])
+                                             major[i] if i < len(major) else None,
+                                             partner if i < len(pns) else "", preps if i < len(pns) else None,
+                                             pns[i] if i < len(pns) else None])
     return out
 
 

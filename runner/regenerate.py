@@ -48,6 +48,9 @@ def measurement(entry, samples, metrics):
                 "peak_rss": _whole(entry["peak_rss_bytes"]),
                 "instructions_per_op": entry["instructions_per_op"], "cycles_per_op": entry["cycles_per_op"],
                 "metrics": metrics}
+    if all(s["partner_ns"] is not None for s in samples) and samples[0]["partner"]:
+        m.result.update(partner=samples[0]["partner"], partner_reps=_whole(samples[0]["partner_reps"]),
+                        partner_samples_ns=[_whole(s["partner_ns"]) for s in samples])
     if m.result["ops_per_rep"] is None:
         del m.result["ops_per_rep"]
     m.stats = {k: _whole(entry[k]) for k in COUNTED if entry[k] is not None}

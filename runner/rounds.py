@@ -47,6 +47,8 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
         "--samples", str(samples_in_round(cfg.samples, cfg.rounds, rnd)), "--min-ms", repr(cfg.min_ms)]
     if rnd:  # round 1's count, and its reference checksum: the cell need not compute it again
         cmd += ["--reps", str(m.result["reps"])]
+        if m.result.get("partner_reps"):
+            cmd += ["--partner-reps", str(m.result["partner_reps"])]
         if isinstance(m.result.get("expect"), int):
             cmd += ["--expect", str(m.result["expect"])]
     out, why = launcher.run(cmd, cell.threaded and cell.threads > 1, "later visits" if rnd else "first visits")
@@ -93,6 +95,9 @@ def add_round(m, out, why, rnd, settings=aggregate.Settings()):
     a crash or a wrong checksum in any process is the cell's result."""
     if not why and (out.get("status") != "ok" or out.get("reps") != m.result["reps"]):
         why = f"unexpected answer: status {out.get('status')}, reps {out.get('reps')}"
+    if not why and (out.get("partner"), out.get("partner_reps")) != (m.result.get("partner"),
+                                                                    m.result.get("partner_reps")):
+        why = f"timed beside another partner than round 1 ({out.get('partner')}, {out.get('partner_reps')} reps)"
     if not why and out.get("inputs") != m.result.get("inputs"):
         why = f"ran other inputs than round 1 (digest {out.get('inputs')}, not {m.result.get('inputs')})"
     if why:
@@ -100,6 +105,8 @@ def add_round(m, out, why, rnd, settings=aggregate.Settings()):
         return
     r = m.result
     r["samples_ns"] = r["samples_ns"] + out["samples_ns"]
+    if "partner_samples_ns" in r:
+        r["partner_samples_ns"] = r["partner_samples_ns"] + out["partner_samples_ns"]
     r["sample_rounds"] = r["sample_rounds"] + [rnd] * len(out["samples_ns"])
     for kind in ("minor_faults", "major_faults"):
         r[kind] = (r.get(kind) or []) + (out.get(kind) or [None] * len(out["samples_ns"]))

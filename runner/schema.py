@@ -10,15 +10,18 @@ import math
 # param); in memory size and threads are ints and param a float
 KEY = ("compiler", "strategy", "workload", "size", "threads", "param")
 
-SAMPLE_COLS = list(KEY) + ["sample", "reps", "ns", "ns_per_op", "round", "minor_faults", "major_faults"]
+# partner, partner_reps, partner_ns: the partner row's sample taken beside this
+# one in the same process (cell/partner.h), empty for a cell timed alone
+SAMPLE_COLS = list(KEY) + ["sample", "reps", "ns", "ns_per_op", "round", "minor_faults", "major_faults",
+                           "partner", "partner_reps", "partner_ns"]
 SUMMARY_COLS = list(KEY) + [
     "status", "reason", "samples", "visits", "reps", "ops_per_rep", "median_ns_per_op", "min_ns_per_op",
     "ci_low_ns", "ci_high_ns", "cv", "unstable", "peak_rss_bytes", "bytes_requested", "bytes_peak", "reserved_peak",
     "overhead_pct", "allocs", "frees", "instructions_per_op", "cycles_per_op", "minor_faults_per_op",
-    "major_faults_per_op", "inputs", "malloc"]
+    "major_faults_per_op", "inputs", "malloc", "process_spread"]
 # summary.csv's figures computed from the samples; the rest the cell reported
 FROM_SAMPLES = ("samples", "visits", "median_ns_per_op", "min_ns_per_op", "ci_low_ns", "ci_high_ns", "cv",
-                "unstable", "minor_faults_per_op", "major_faults_per_op")
+                "unstable", "minor_faults_per_op", "major_faults_per_op", "process_spread")
 # a ratio: the paired estimate over the rounds both cells visited (pairs), its
 # interval, significant (marked as a difference: the interval excludes 1 and
 # the ratio clears the run's margin) and unstable (either cell is)
@@ -31,11 +34,12 @@ COLUMNS = {"samples.csv": SAMPLE_COLS, "summary.csv": SUMMARY_COLS, "ratios.csv"
 # columns read as text; every other column is a number (empty: not available)
 # (inputs: the cell's digest of the work it ran, 16 hex digits; malloc: the
 # library that served malloc in the cell's process, with its version)
-TEXT = {"compiler", "strategy", "workload", "status", "reason", "baseline", "metric", "inputs", "malloc"}
+TEXT = {"compiler", "strategy", "workload", "status", "reason", "baseline", "metric", "inputs", "malloc", "partner"}
 # columns a run folder written before they existed may lack, and their value then
 DEFAULTS = {"threads": 1, "param": 0.0, "round": 1, "visits": None, "unstable": None, "pairs": None,
             "minor_faults": None, "major_faults": None, "minor_faults_per_op": None, "major_faults_per_op": None,
-            "inputs": "", "malloc": ""}
+            "inputs": "", "malloc": "", "partner": "", "partner_reps": None, "partner_ns": None,
+            "process_spread": None}
 
 
 def fmt(v):

@@ -189,6 +189,14 @@ def paired_ratio(a, b, level=LEVEL):
     return _exp(median_interval(d, level)) if d else None
 
 
+def paired_log_ratio(la, lb, level=LEVEL):
+    """paired_ratio of cells given as {round: log of the cell over a common
+    partner}: each shared round's difference of logs is one log ratio."""
+    shared = sorted(set(la) & set(lb))
+    d = [la[r] - lb[r] for r in shared]
+    return _exp(median_interval(d, level)) if d else None
+
+
 def unpaired_ratio(xs, ys, level=LEVEL):
     """The ratio of two sets of visit values that share no rounds (two runs):
     exp of the Hodges-Lehmann shift of their logs with its Mann-Whitney interval."""

@@ -90,9 +90,11 @@ class MallocLibrary(unittest.TestCase):
         if row is None:
             self.skipTest("no library row built (jemalloc, tcmalloc, mimalloc missing)")
         name, _, libs, _ = row
-        objs = [os.path.join(BUILD, name, "row_unit.o"), os.path.join(BUILD, name, "cell_main.o")]
         with open(os.path.join(BUILD, "flags.txt")) as f:
-            cc, _, ldlibs = f.read().strip().partition(" | ")
+            # "cc flags | ldlibs | partner <row>" (the Makefile's flags stamp)
+            cc, ldlibs, partner = f.read().strip().split(" | ")
+        objs = [os.path.join(BUILD, name, "row_unit.o"), os.path.join(BUILD, name, "cell_main.o"),
+                os.path.join(BUILD, "partner-" + partner.split()[-1], "row_unit.o")]
         if any(not os.path.exists(o) for o in objs):
             self.skipTest("objects not found")
         with tempfile.TemporaryDirectory() as tmp:

@@ -139,8 +139,13 @@ class Tiny(unittest.TestCase):
         self.assertEqual(sorted(r["size"] for r in ratios), ["10", "210"])
         for r in ratios:
             self.assertEqual((r["strategy"], r["baseline"], r["pairs"]), ("minimal", "system", "3"))
-            at = {(x["strategy"], x["round"]): float(x["ns_per_op"]) for x in samples if x["size"] == r["size"]}
-            d = [math.log(at[("minimal", k)] / at[("system", k)]) for k in ("1", "2", "3")]
+            # each sample beside its partner's: the log of the row over the
+            # partner, sample by sample; a round's log ratio of two cells is
+            # the difference of theirs
+            at = {(x["strategy"], x["round"]): math.log(float(x["ns"]) / int(x["reps"]) /
+                                                        (float(x["partner_ns"]) / int(x["partner_reps"])))
+                  for x in samples if x["size"] == r["size"]}
+            d = [at[("minimal", k)] - at[("system", k)] for k in ("1", "2", "3")]
             # the median of the three log ratios of the visits paired by round
             self.assertAlmostEqual(float(r["ratio"]) / math.exp(sorted(d)[1]), 1, places=4)
             lo, hi = float(r["ci_low"]), float(r["ci_high"])
