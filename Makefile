@@ -201,6 +201,9 @@ $(BUILD)/unit/%$(EXE): tests/unit/%.c $(BUILD)/common/tests/check.o $(UNIT_OBJS)
 
 # ---- the commands ----
 .PHONY: test test-windows bench list report plots clean help hyperfine compare compiler-info check fuzz fuzz-selftest
+# GNU make exits 2 whenever a recipe fails; a goal whose command has exit
+# statuses of its own records that status for tools/make.sh, which exits with it
+KEEP_STATUS = st=$$?; [ -z "$$AM_STATUS_FILE" ] || echo $$st > "$$AM_STATUS_FILE"; exit $$st
 # Scripts that run make themselves are given $(SUBMAKE): make runs a recipe
 # line naming $$(MAKE) even under `make -n`, and a dry run must run nothing.
 SUBMAKE = $(MAKE)
@@ -268,7 +271,8 @@ bench:
 	$(call BUILD_EACH,$(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE)$(foreach r,$(EXTERNAL_ROWS),$(comma)$(r)))); \
 	$(CHECK_EXTERNAL); \
 	AM_EXTERNAL='$(EXTERNAL)' $(PYTHON) runner/allocmark.py --compilers $$names $(BENCH_ARGS) && \
-	{ $(PYTHON) report/report.py $(or $(OUT),results/latest) || [ $$? -eq 1 ]; }
+	{ $(PYTHON) report/report.py $(or $(OUT),results/latest) || [ $$? -eq 1 ]; }; \
+	$(KEEP_STATUS)
 
 # what meta.json says about this compiler: its command and every flag
 compiler-info:
@@ -285,11 +289,13 @@ hyperfine:
 	@$(CHECK_COMPILERS); \
 	tools/need.sh --for "make hyperfine" hyperfine hyperfine || exit 0; \
 	$(call BUILD_EACH,$(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(or $(HF_STRATEGY),system))); \
-	$(PYTHON) runner/hyperfine.py --compilers $$names $(HF_ARGS)
+	$(PYTHON) runner/hyperfine.py --compilers $$names $(HF_ARGS); \
+	$(KEEP_STATUS)
 
 # make compare RUNS="results/a results/b" [BASE=results/x] [MARGIN=0.02] [OUT=dir]
 compare:
-	@$(PYTHON) runner/compare.py $(if $(BASE),--base $(BASE)) $(RUNS) $(if $(MARGIN),--margin $(MARGIN)) $(if $(OUT),--out $(OUT))
+	@$(PYTHON) runner/compare.py $(if $(BASE),--base $(BASE)) $(RUNS) $(if $(MARGIN),--margin $(MARGIN)) $(if $(OUT),--out $(OUT)); \
+	$(KEEP_STATUS)
 
 # the system row needs no library: its cell lists what every cell knows
 list: $(BUILD)/bin/am-cell-system$(EXE)
@@ -301,9 +307,9 @@ test-windows:
 
 # plots and report of one run (default: the newest); RUN=results/<id> picks another
 plots:
-	@$(PYTHON) report/plots.py $(RUN)
+	@$(PYTHON) report/plots.py $(RUN); $(KEEP_STATUS)
 report:
-	@$(PYTHON) report/report.py $(RUN)
+	@$(PYTHON) report/report.py $(RUN); $(KEEP_STATUS)
 
 clean:
 	rm -rf build
@@ -319,7 +325,11 @@ allocmark: benchmark and compare allocator strategies (README.md, docs/).
   make list          strategies, workloads and sizes
   make report        the HTML report of RUN (default results/latest); make plots: its plots
   make compare RUNS="results/a results/b"   several runs side by side (docs/compilers.md)
-  make compare BASE=results/a RUNS=results/b   exit 1 when a cell moved beyond the noise (docs/bench.md)
+  make compare BASE=results/a RUNS=results/b   the regression gate: fails when a cell moved beyond
+                     the noise or the run cannot be judged (docs/bench.md)
+  tools/make.sh GOAL ...   make GOAL, exiting with its command's own status, which make turns into 2:
+                     compare 1 moved, 3 cannot be judged, 2 bad input; bench 3 every cell
+                     failed, 4 run folder not written (docs/bench.md, Exit statuses through make)
   make hyperfine     whole-process timings with hyperfine, into RUN (docs/compilers.md)
   make fuzz          fuzz every row for FUZZ_SECONDS (default 60) each, clang + libFuzzer
   make fuzz-selftest the fuzzer must find deliberate bugs (AM_FUZZ_INJECT) in two rows
