@@ -219,6 +219,16 @@ runner/row_unit.c runner/cell_main.c: ;
 
 # ---- the commands ----
 .PHONY: test test-windows bench list report plots clean help hyperfine compare compiler-info check fuzz fuzz-selftest
+# A value a user gives (ALLOCATORS=, OUT=, RUN= ...) reaches the shell only as
+# one quoted word, so that `;`, spaces or quotes in it are the program's to
+# refuse (exit 2), never the shell's to run. shell_words: each word of a list.
+shell_word = '$(subst ','\'',$(1))'
+shell_words = $(foreach w,$(1),$(call shell_word,$(w)))
+# --option 'value' when the value is given
+opt = $(if $(2),$(1) $(call shell_word,$(2)))
+# GNU make exits 2 whenever a recipe fails; a goal whose command has exit
+# statuses of its own records that status for tools/make.sh, which exits with it
+KEEP_STATUS = st=$$?; [ -z "$$AM_STATUS_FILE" ] || echo $$st > "$$AM_STATUS_FILE"; exit $$st
 # Scripts that run make themselves are given $(SUBMAKE): make runs a recipe
 # line naming $$(MAKE) even under `make -n`, and a dry run must run nothing.
 SUBMAKE = $(MAKE)
@@ -248,7 +258,7 @@ check:
 
 FUZZ_SECONDS ?= 60
 fuzz:
-	@$(PYTHON) tests/run_check.py --make "$(SUBMAKE)" --cc "$(CC)" --only fuzz --fuzz-seconds $(FUZZ_SECONDS)
+	@$(PYTHON) tests/run_check.py --make "$(SUBMAKE)" --cc "$(CC)" --only fuzz --fuzz-seconds $(call shell_word,$(FUZZ_SECONDS))
 
 # does the fuzzer find bugs? rows built with a deliberate one (-DAM_FUZZ_INJECT=n)
 fuzz-selftest:
@@ -263,16 +273,18 @@ BENCH_BASE := $(or $(BASELINE),monotonic$(comma)system)$(comma)control
 ifeq ($(origin COMPILERS),undefined)
 COMPILERS := $(if $(CC_GIVEN),$(CC))
 endif
-BENCH_ARGS := $(if $(ALLOCATORS),--allocators $(ALLOCATORS)$(foreach r,$(EXTERNAL_ROWS),$(comma)$(r))) \
-	$(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(SUITE),--suite $(SUITE)) $(if $(SIZES),--sizes $(SIZES)) \
-	$(if $(SAMPLES),--samples $(SAMPLES)) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(BASELINE),--baseline $(BASELINE)) \
-	$(if $(SEED),--seed $(SEED)) $(if $(CPU),--cpu $(CPU)) $(if $(MEM_LIMIT),--mem-limit $(MEM_LIMIT)) $(if $(filter 1 yes,$(QUICK)),--quick) $(if $(OUT),--out $(OUT)) \
-	$(if $(MARGIN),--margin $(MARGIN)) $(if $(REVISITS),--revisits $(REVISITS)) $(if $(filter 1,$(VIRTUAL)),--virtual) $(BENCH_FLAGS)
+BENCH_ARGS := $(call opt,--allocators,$(ALLOCATORS)$(if $(ALLOCATORS),$(foreach r,$(EXTERNAL_ROWS),$(comma)$(r)))) \
+	$(call opt,--workloads,$(WORKLOADS)) $(call opt,--suite,$(SUITE)) $(call opt,--sizes,$(SIZES)) \
+	$(call opt,--samples,$(SAMPLES)) $(call opt,--rounds,$(ROUNDS)) $(call opt,--baseline,$(BASELINE)) \
+	$(call opt,--seed,$(SEED)) $(call opt,--cpu,$(CPU)) $(call opt,--mem-limit,$(MEM_LIMIT)) \
+	$(if $(filter 1 yes,$(QUICK)),--quick) $(call opt,--out,$(OUT)) \
+	$(call opt,--margin,$(MARGIN)) $(call opt,--revisits,$(REVISITS)) $(if $(filter 1,$(VIRTUAL)),--virtual) \
+	$(call shell_words,$(BENCH_FLAGS))
 # shell snippets: $$ccs = the checked commands, then each one's cells built in
 # build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
 # QUICK=1 without COMPILERS measures one compiler: CC when given, else gcc
 QUICK_CC := $(if $(filter 1 yes,$(QUICK)),$(if $(COMPILERS),,$(if $(CC_GIVEN),$(CC),gcc)))
-CHECK_COMPILERS = ccs=$$($(PYTHON) runner/compilers.py $(or $(COMPILERS),$(QUICK_CC))) || exit 2
+CHECK_COMPILERS = ccs=$$($(PYTHON) runner/compilers.py $(call shell_words,$(or $(COMPILERS),$(QUICK_CC)))) || exit 2
 BUILD_EACH = names=; for cc in $$ccs; do \
 	  $(SUBMAKE) --no-print-directory -j$$(nproc 2>/dev/null || echo 2) cells compiler-info CC=$$cc $(1) || exit 1; \
 	  names="$$names$${names:+,}$${cc\#\#*/}$(VARIANT)"; done
@@ -283,10 +295,11 @@ CHECK_EXTERNAL = for n in $$(echo $$names | tr , ' '); do for r in $(EXTERNAL_RO
 bench:
 	@$(CHECK_COMPILERS); \
 	$(NEED_MALLOCS); \
-	$(call BUILD_EACH,$(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE)$(foreach r,$(EXTERNAL_ROWS),$(comma)$(r)))); \
+	$(call BUILD_EACH,$(if $(ALLOCATORS),$(call shell_word,ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE)$(foreach r,$(EXTERNAL_ROWS),$(comma)$(r))))); \
 	$(CHECK_EXTERNAL); \
-	AM_EXTERNAL='$(EXTERNAL)' $(PYTHON) runner/allocmark.py --compilers $$names $(BENCH_ARGS) && \
-	{ $(PYTHON) report/report.py $(or $(OUT),results/latest) || [ $$? -eq 1 ]; }
+	AM_EXTERNAL=$(call shell_word,$(EXTERNAL)) $(PYTHON) runner/allocmark.py --compilers $$names $(BENCH_ARGS) && \
+	{ $(PYTHON) report/report.py $(call shell_word,$(or $(OUT),results/latest)) || [ $$? -eq 1 ]; }; \
+	$(KEEP_STATUS)
 
 # what meta.json says about this compiler: its command and every flag
 compiler-info:
@@ -296,22 +309,24 @@ compiler-info:
 
 # make hyperfine: whole processes timed by hyperfine, written into RUN
 RUN ?= results/latest
-HF_ARGS := --run $(RUN) $(if $(HF_WORKLOAD),--workload $(HF_WORKLOAD)) $(if $(HF_SIZE),--size $(HF_SIZE)) \
-	$(if $(HF_REPS),--reps $(HF_REPS)) $(if $(HF_RUNS),--runs $(HF_RUNS)) \
-	$(if $(HF_STRATEGY),--strategy $(HF_STRATEGY)) $(if $(ALLOCATORS),--allocators $(ALLOCATORS))
+HF_ARGS := --run $(call shell_word,$(RUN)) $(call opt,--workload,$(HF_WORKLOAD)) $(call opt,--size,$(HF_SIZE)) \
+	$(call opt,--reps,$(HF_REPS)) $(call opt,--runs,$(HF_RUNS)) \
+	$(call opt,--strategy,$(HF_STRATEGY)) $(call opt,--allocators,$(ALLOCATORS))
 hyperfine:
 	@$(CHECK_COMPILERS); \
 	tools/need.sh --for "make hyperfine" hyperfine hyperfine || exit 0; \
-	$(call BUILD_EACH,$(if $(ALLOCATORS),ALLOCATORS=$(ALLOCATORS)$(comma)$(or $(HF_STRATEGY),system))); \
-	$(PYTHON) runner/hyperfine.py --compilers $$names $(HF_ARGS)
+	$(call BUILD_EACH,$(if $(ALLOCATORS),$(call shell_word,ALLOCATORS=$(ALLOCATORS)$(comma)$(or $(HF_STRATEGY),system)))); \
+	$(PYTHON) runner/hyperfine.py --compilers $$names $(HF_ARGS); \
+	$(KEEP_STATUS)
 
 # make compare RUNS="results/a results/b" [BASE=results/x] [MARGIN=0.02] [OUT=dir]
 compare:
-	@$(PYTHON) runner/compare.py $(if $(BASE),--base $(BASE)) $(RUNS) $(if $(MARGIN),--margin $(MARGIN)) $(if $(OUT),--out $(OUT))
+	@$(PYTHON) runner/compare.py $(call opt,--base,$(BASE)) $(call shell_words,$(RUNS)) $(call opt,--margin,$(MARGIN)) \
+		$(call opt,--out,$(OUT)); $(KEEP_STATUS)
 
 # the system row needs no library: its cell lists what every cell knows
 list: $(BUILD)/bin/am-cell-system$(EXE)
-	@AM_EXTERNAL='$(EXTERNAL)' $(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)
+	@AM_EXTERNAL=$(call shell_word,$(EXTERNAL)) $(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)
 
 # MinGW-w64 cross build, run under wine (installs both where it may, else skips)
 test-windows:
@@ -319,9 +334,9 @@ test-windows:
 
 # plots and report of one run (default: the newest); RUN=results/<id> picks another
 plots:
-	@$(PYTHON) report/plots.py $(RUN)
+	@$(PYTHON) report/plots.py $(call shell_word,$(RUN)); $(KEEP_STATUS)
 report:
-	@$(PYTHON) report/report.py $(RUN)
+	@$(PYTHON) report/report.py $(call shell_word,$(RUN)); $(KEEP_STATUS)
 
 clean:
 	rm -rf build
@@ -337,7 +352,11 @@ allocmark: benchmark and compare allocator strategies (README.md, docs/).
   make list          strategies, workloads and sizes
   make report        the HTML report of RUN (default results/latest); make plots: its plots
   make compare RUNS="results/a results/b"   several runs side by side (docs/compilers.md)
-  make compare BASE=results/a RUNS=results/b   exit 1 when a cell moved beyond the noise (docs/bench.md)
+  make compare BASE=results/a RUNS=results/b   the regression gate: fails when a cell moved beyond
+                     the noise or the run cannot be judged (docs/bench.md)
+  tools/make.sh GOAL ...   make GOAL, exiting with its command's own status, which make turns into 2:
+                     compare 1 moved, 3 cannot be judged, 2 bad input; bench 3 every cell
+                     failed, 4 run folder not written (docs/bench.md, Exit statuses through make)
   make hyperfine     whole-process timings with hyperfine, into RUN (docs/compilers.md)
   make fuzz          fuzz every row for FUZZ_SECONDS (default 60) each, clang + libFuzzer
   make fuzz-selftest the fuzzer must find deliberate bugs (AM_FUZZ_INJECT) in two rows

@@ -6,12 +6,14 @@ interval from the two runs' visits (Hodges-Lehmann with the Mann-Whitney
 interval: the runs share no rounds). Cells missing from some run are listed
 at the end, never dropped. With --base, it is a regression gate (gate.py):
 it says which cells of the other runs moved against the base beyond the
-noise, and exits 1 when one did. It measures nothing.
+noise, exits 1 when one did, and 3 when another run cannot be judged (cells
+of the base missing or failed in it, interrupted, no cells). It measures nothing.
 
   runner/compare.py RUN RUN... [--margin M] [--out DIR]
   runner/compare.py --base RUN RUN... [--margin M] [--out DIR]
 writes compare.txt, compare.md and compare.csv to DIR (results/compare-<timestamp>/).
-Exit status: 0, 1 (with --base: a cell moved), 2 bad input."""
+Exit status: 0, 1 (with --base: a cell moved), 2 bad input, 3 (with --base: a
+run cannot be judged; before 1 when both hold)."""
 import argparse
 import datetime
 import os
@@ -23,6 +25,8 @@ if __name__ == "__main__":
 from runner import aggregate, gate, outputs, rundir, schema, stats, tables  # noqa: E402
 from runner.catalog import ROOT  # noqa: E402
 from runner.errors import RunError  # noqa: E402
+
+EXIT_UNJUDGED = 3  # with --base: a run cannot be judged
 
 CSV_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "run", "label", "status",
             "median_ns_per_op", "reference", "ratio", "ci_low", "ci_high", "significant"]
@@ -243,18 +247,23 @@ def mismatch_block(mismatches, markdown):
 
 def gate_sections(runs, ids, margin):
     """The gate's verdict on each run against the base (A): ([(heading, lines)],
-    cells moved). RunError when the base run names no baseline row."""
+    cells moved, runs that cannot be judged). RunError when the base run names
+    no baseline row."""
     baseline = runs[0].meta.get("baseline")
     if not baseline:
         raise RunError(f"{runs[0].file('meta.json')} names no baseline: the gate judges ratios to it")
     control = (runs[0].meta.get("control") or {}).get("row")
-    out, moved = [], 0
+    out, moved, unjudgeable = [], 0, 0
     for i, run in enumerate(runs[1:], 1):
         found = gate.changes(runs[0], run, baseline)
-        lines, n = gate.report(found, gate.judge(found, margin), margin, baseline, control)
+        lost, whole = gate.unjudged(runs[0], run, baseline), gate.broken(run)
+        if not found and not lost:
+            whole = whole or [f"no cell of it has a ratio to {baseline} that the base has too"]
+        lines, n = gate.report(found, gate.judge(found, margin, control), margin, baseline, control, lost, whole)
         moved += n
+        unjudgeable += bool(lost or whole)
         out.append((f"Gate: {ids[i]} against {ids[0]}", lines))
-    return out, moved
+    return out, moved, unjudgeable
 
 
 def sections_text(sections, markdown):
@@ -267,7 +276,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="compare.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="*", metavar="RUN", help="run folders (results/<run-id>); the first is the reference")
     ap.add_argument("--base", metavar="RUN", help="the base run: the reference, and a gate that exits 1 when a "
-                                                  "cell of another run moved against it beyond the noise")
+                                                  "cell of another run moved against it beyond the noise, 3 when "
+                                                  "another run cannot be judged (cells missing or failed, "
+                                                  "interrupted, no cells)")
     ap.add_argument("--margin", type=margin_arg, default=aggregate.Settings.margin,
                     help="the smallest change marked, 0.02 or 2%% (default %(default)g)")
     ap.add_argument("--out", help="folder to write into (default results/compare-<timestamp>)")
@@ -283,7 +294,7 @@ def main(argv=None):
     ids = letters(len(paths))
     try:
         runs = [rundir.load_strict(p) for p in paths]
-        sections, moved = gate_sections(runs, ids, args.margin) if args.base else ([], 0)
+        sections, moved, unjudgeable = gate_sections(runs, ids, args.margin) if args.base else ([], 0, 0)
     except RunError as e:
         print(f"compare: {e}", file=sys.stderr)
         return 2
@@ -306,10 +317,13 @@ def main(argv=None):
     outputs.write_atomic(os.path.join(out_dir, "compare.md"), md)
     print(text)
     print(f"wrote {os.path.join(out_dir, 'compare.txt')}, compare.md and compare.csv")
-    if args.base and moved:
+    if moved:
         print(f"compare: {moved} cell(s) moved against {args.base} beyond the noise", file=sys.stderr)
-        return 1
-    return 0
+    if unjudgeable:
+        print(f"compare: {unjudgeable} run(s) cannot be judged against {args.base}: cells missing or failed, "
+              f"interrupted, or no cells (see the gate section)", file=sys.stderr)
+        return EXIT_UNJUDGED
+    return 1 if moved else 0
 
 
 if __name__ == "__main__":

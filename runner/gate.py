@@ -1,21 +1,23 @@
 """gate.py: the regression gate of compare.py: which cells of a run moved
-against a base run beyond the noise. A cell is judged on its ratio to the
-baseline row, paired by round inside each run, so a machine that is faster
-or slower as a whole (another hour, another CI runner) moves nothing; the
-change of a ratio between the runs is the Hodges-Lehmann shift of the two
-runs' per-round log ratios, with its Mann-Whitney interval. A cell moved when
-that whole interval lies beyond the noise threshold: the margin, or the
-noise between the two runs where that is larger, NOISE_SDS robust standard
-deviations of every such change of the same kind (one thread, several
-threads; all the changes where a kind has fewer than FEW). The spread is
-taken around the changes' median, so a change every ratio shares (the
-baseline itself moved) still stands out. It computes and says; compare.py
-decides the exit status."""
+against a base run beyond the noise, and which cannot be judged. A cell is
+judged on its ratio to the baseline row, paired by round inside each run, so
+a machine that is faster or slower as a whole (another hour, another CI
+runner) moves nothing; the change of a ratio between the runs is the
+Hodges-Lehmann shift of the two runs' per-round log ratios, with its
+Mann-Whitney interval. A cell moved when that whole interval lies beyond the
+noise threshold (the margin, or the noise between the two runs where that is
+larger; judge() says how). The noise is read from the A/A control row alone, which cannot have
+moved: with at least FEW control cells of a kind (one thread, several
+threads), NOISE_SDS robust standard deviations of its changes around none;
+with fewer, how far its changes' intervals reach (the median over its cells
+of each interval's far end). The changes under judgement never raise their own bar,
+so a regression of many cells is as visible as one of a single cell. It
+computes and says; compare.py decides the exit status."""
 import math
 
 from runner import aggregate, stats
 
-# a change this many robust standard deviations of all the cells' changes
+# a change this many robust standard deviations of the control's changes
 # from none is beyond the noise between the two runs (for normal noise, four
 # are passed by chance once in 16,000 cells)
 NOISE_SDS = 4.0
@@ -35,13 +37,10 @@ def kind(key):
     return "one thread" if key[4] == 1 else "several threads"
 
 
-def robust_sd(values):
-    """1.4826 x the median absolute deviation: the standard deviation of normal
-    noise, untouched by a few cells that really moved."""
-    if not values:
-        return 0.0
-    mid = stats.median(values)
-    return 1.4826 * stats.median([abs(v - mid) for v in values])
+def robust_sd_about_none(values):
+    """1.4826 x the median absolute value: the standard deviation of normal
+    noise centred on no change, untouched by a few outliers."""
+    return 1.4826 * stats.median([abs(v) for v in values]) if values else 0.0
 
 
 class Change:
@@ -50,6 +49,10 @@ class Change:
     def __init__(self, key, base_ratio, ratio, interval):
         self.key, self.base_ratio, self.ratio, self.interval = key, base_ratio, ratio, interval
         self.moved = False
+
+    def reach(self):
+        """How far from none the change's interval reaches, as a log ratio."""
+        return max(abs(math.log(self.interval.low)), abs(math.log(self.interval.high)))
 
 
 def changes(base, run, baseline):
@@ -68,17 +71,66 @@ def changes(base, run, baseline):
     return out
 
 
-def judge(found, margin):
-    """Marks the changes that moved; returns {kind: noise threshold as a relative change}."""
-    spread = {}
+def unjudged(base, run, baseline):
+    """[(key, why)] of the cells the base has a ratio for and the run has not:
+    missing from it, failed in it, or its baseline cell failed or missing."""
+    out = []
+    for key in base.by_key:
+        if key[1] == baseline or not log_ratios(base, key, baseline) or log_ratios(run, key, baseline):
+            continue
+        entry = run.by_key.get(key)
+        if entry is None:
+            why = "missing"
+        elif entry["status"] != "ok":
+            why = f"{entry['status']}" + (f" ({entry['reason']})" if entry.get("reason") else "")
+        else:
+            why = f"no ratio (its {baseline} cell failed or is missing)"
+        out.append((key, why))
+    return out
+
+
+def broken(run):
+    """Why a run as a whole cannot be judged ([] when it can): interrupted, or no cells."""
+    out = []
+    if run.meta.get("state") == "interrupted":
+        cells = run.meta.get("cells") or {}
+        out.append(f"the run was interrupted ({cells.get('not_run', '?')} of {cells.get('planned', '?')} "
+                   f"cells not run)")
+    if not run.by_key:
+        out.append("the run has no cells")
+    return out
+
+
+def judge(found, margin, control=None):
+    """Marks the changes that moved; returns {kind: noise threshold as a
+    relative change}, read from the control row's changes (0 without any).
+    With FEW control cells of a kind their changes show the whole noise of a
+    change between the runs: a cell moved when its change is NOISE_SDS robust
+    SDs of them from none and its interval lies beyond the margin. With fewer,
+    no spread can be read from them, only how far their intervals reach: a cell
+    moved when its whole interval lies beyond the median reach."""
+    mine = {}
     for c in found:
-        spread.setdefault(kind(c.key), []).append(math.log(c.interval.estimate))
-    every = [v for vs in spread.values() for v in vs]
-    noise = {k: math.expm1(NOISE_SDS * robust_sd(v if len(v) >= FEW else every)) for k, v in spread.items()}
+        if c.key[1] == control:
+            mine.setdefault(kind(c.key), []).append(c)
+    every = [c for cs in mine.values() for c in cs]
+    noise, by_spread = {}, {}
+    for k in {kind(c.key) for c in found}:
+        ctrl = mine.get(k) or every
+        by_spread[k] = len(ctrl) >= FEW
+        if by_spread[k]:
+            noise[k] = math.expm1(NOISE_SDS * robust_sd_about_none([math.log(c.interval.estimate) for c in ctrl]))
+        else:
+            noise[k] = math.expm1(stats.median([c.reach() for c in ctrl])) if ctrl else 0.0
     for c in found:
-        limit = math.log1p(max(margin, noise[kind(c.key)]))
-        iv = c.interval
-        c.moved = iv.reached and (math.log(iv.low) > limit or math.log(iv.high) < -limit)
+        k = kind(c.key)
+        limit = math.log1p(max(margin, noise[k]))
+        low, high, est = (math.log(x) for x in (c.interval.low, c.interval.high, c.interval.estimate))
+        if by_spread[k]:
+            beyond = (est > limit and low > math.log1p(margin)) or (est < -limit and high < -math.log1p(margin))
+        else:
+            beyond = low > limit or high < -limit
+        c.moved = c.interval.reached and beyond
     return noise
 
 
@@ -86,21 +138,35 @@ def signed(share):
     return f"{100 * share:+.1f}%"
 
 
-def report(found, noise, margin, baseline, control=None):
-    """(text lines, number of cells that moved)."""
+def cell_text(k):
+    extra = "" if (k[4], k[5]) == (1, 0.0) else f" threads {k[4]} param {k[5]:g}"
+    return f"{k[0]} {k[1]} {k[2]} {k[3]}{extra}"
+
+
+def report(found, noise, margin, baseline, control=None, lost=(), whole=()):
+    """(text lines, number of cells that moved). lost: unjudged()'s cells;
+    whole: broken()'s reasons."""
     moved = [c for c in found if c.moved]
     kinds = "; ".join(f"{k} {100 * v:.1f}%" for k, v in sorted(noise.items()))
-    lines = [f"Judged on each ratio to {baseline}; a cell moved when the whole 95% interval of its change lies "
-             f"beyond both the margin ({100 * margin:g}%) and the noise between the runs ({NOISE_SDS:g} robust SDs "
-             f"of the cells' changes: {kinds or 'no cells'})."]
+    source = (f"read from the A/A control {control}, which cannot have moved: {NOISE_SDS:g} robust SDs of its "
+              f"changes where it has {FEW} cells of a kind, and a cell moved when its change is beyond that and its "
+              f"95% interval beyond the margin; with fewer, the median reach of its changes' intervals, and a cell "
+              f"moved when its whole interval is beyond that") if control and \
+        any(c.key[1] == control for c in found) else "no A/A control cells: the margin alone"
+    lines = [f"Judged on each ratio to {baseline} against the margin ({100 * margin:g}%) and the noise between the "
+             f"runs ({kinds or 'no cells'}), {source}."]
     if control:
         mine = [c for c in found if c.key[1] == control]
         lines.append(f"A/A control {control}: moved in {sum(c.moved for c in mine)} of {len(mine)} cells.")
     for c in moved:
-        k = c.key
-        extra = "" if (k[4], k[5]) == (1, 0.0) else f" threads {k[4]} param {k[5]:g}"
         iv = c.interval
-        lines.append(f"moved: {k[0]} {k[1]} {k[2]} {k[3]}{extra}: {c.base_ratio:.3g} -> {c.ratio:.3g} "
+        lines.append(f"moved: {cell_text(c.key)}: {c.base_ratio:.3g} -> {c.ratio:.3g} "
                      f"({signed(iv.estimate - 1)} [{signed(iv.low - 1)}, {signed(iv.high - 1)}])")
     lines.append(f"{len(moved)} of {len(found)} cells moved beyond the noise.")
+    for why in whole:
+        lines.append(f"cannot be judged: {why}")
+    for key, why in lost:
+        lines.append(f"not judged: {cell_text(key)}: {why}")
+    if lost:
+        lines.append(f"{len(lost)} cell(s) of the base could not be judged in this run.")
     return lines, len(moved)

@@ -10,10 +10,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from runner import schema, stats  # noqa: E402
 
 
-def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2", baseline=None):
+def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2", baseline=None, meta=None):
     """cells: {(compiler, strategy, workload, size): [ns per op samples], None (failed)
     or "skipped" (the workload does not apply)}.
-    compilers: their order, as meta.json names them."""
+    compilers: their order, as meta.json names them; meta: more meta.json keys."""
     os.makedirs(path, exist_ok=True)
     summary, samples = [], []
     for (cc, strategy, workload, size), xs in cells.items():
@@ -36,13 +36,14 @@ def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2"
     for k in cells:
         if k[1] not in strategies:
             strategies.append(k[1])
-    meta = {"run_id": run_id or os.path.basename(path), "host": host, "seed": seed,
-            "strategies": strategies, "workloads": sorted({k[2] for k in cells}),
-            "compilers": [{"name": c, "command": c, "version": f"{c} 1.0", "opt": opt} for c in compilers]}
+    meta_json = {"run_id": run_id or os.path.basename(path), "host": host, "seed": seed,
+                 "strategies": strategies, "workloads": sorted({k[2] for k in cells}),
+                 "compilers": [{"name": c, "command": c, "version": f"{c} 1.0", "opt": opt} for c in compilers]}
     if baseline:
-        meta["baseline"] = baseline
+        meta_json["baseline"] = baseline
+    meta_json.update(meta or {})
     with open(os.path.join(path, "meta.json"), "w") as f:
-        json.dump(meta, f)
+        json.dump(meta_json, f)
     return path
 
 

@@ -5,6 +5,7 @@ with exit 2 naming the file."""
 import math
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -157,22 +158,31 @@ class RatioAgreement(unittest.TestCase):
         self.assertIn("B: 2 of 3 ratios to monotonic (67%) are within 5% of A's (one thread 2 of 3)", p.stdout)
 
 
-def gate_runs(tmp, regression=1.0, seed=3):
+CONTROL = {"control": {"row": "control", "twin": "monotonic"}}
+
+
+LEVEL = {"monotonic": 10.0, "system": 30.0, "pool": 50.0, "control": 10.0}
+
+
+def gate_runs(tmp, regression=1.0, seed=3, slower=None, workloads=("thrash_pool", "list_dupe", "map_erase",
+                                                                   "alloc_pair"), sizes=(10, 1010, 1810), visits=8,
+              strategies=tuple(LEVEL)):
     """Two runs of 4 strategies x 12 blocks, 8 visits each (a 2% spread a process);
     B's machine is 1.3 times slower all over, and B's pool at list_dupe 1810 is
-    `regression` times slower still."""
+    `regression` times slower still; slower: {strategy: how much slower in B in every block}."""
     rng = random.Random(seed)
-    level = {s: v for s, v in (("monotonic", 10.0), ("system", 30.0), ("pool", 50.0), ("control", 10.0))}
+    level = {s: LEVEL[s] for s in strategies}
     a, b = {}, {}
-    for w in ("thrash_pool", "list_dupe", "map_erase", "alloc_pair"):
-        for size in (10, 1010, 1810):
+    for w in workloads:
+        for size in sizes:
             for s, v in level.items():
                 k = ("gcc", s, w, size)
-                a[k] = [v * size * math.exp(rng.gauss(0, 0.02)) for _ in range(8)]
-                slower = regression if (s, w, size) == ("pool", "list_dupe", 1810) else 1.0
-                b[k] = [1.3 * slower * v * size * math.exp(rng.gauss(0, 0.02)) for _ in range(8)]
-    return (syn.write_run(os.path.join(tmp, "a"), a, ["gcc"], baseline="monotonic"),
-            syn.write_run(os.path.join(tmp, "b"), b, ["gcc"], baseline="monotonic"))
+                a[k] = [v * size * math.exp(rng.gauss(0, 0.02)) for _ in range(visits)]
+                worse = (regression if (s, w, size) == ("pool", "list_dupe", 1810) else 1.0) * \
+                    (slower or {}).get(s, 1.0)
+                b[k] = [1.3 * worse * v * size * math.exp(rng.gauss(0, 0.02)) for _ in range(visits)]
+    return (syn.write_run(os.path.join(tmp, "a"), a, ["gcc"], baseline="monotonic", meta=CONTROL),
+            syn.write_run(os.path.join(tmp, "b"), b, ["gcc"], baseline="monotonic", meta=CONTROL))
 
 
 class Gate(unittest.TestCase):
@@ -223,26 +233,172 @@ class Gate(unittest.TestCase):
             self.assertIn("names no baseline", p.stderr)
             self.assertFalse(os.path.exists(os.path.join(tmp, "cmp")))
 
-    def test_the_noise_threshold_is_four_robust_sds_of_the_changes(self):
+    def test_the_noise_is_read_from_the_control_not_from_the_changes_judged(self):
         sys.path.insert(0, os.path.join(HERE, "..", ".."))
         from runner import gate, stats
 
-        def change(threads, log_change):
+        def change(strategy, threads, log_change, half=0.01):
             e = math.exp(log_change)
-            return gate.Change(("gcc", "x", "w", 1, threads, 0.0), 1.0, e,
-                               stats.Interval(e, e * 0.99, e * 1.01, 8, True))
-        # twelve one-thread changes of -1%, 0 and +1% (robust SD 1.48%, threshold 6.1%), one of 8%;
-        # one cell with several threads: too few of its kind, it is judged with the others' noise
-        one = [change(1, x) for x in (-0.01, 0.0, 0.01) * 4 + (0.08,)]
-        found = one + [change(2, 0.4)]
-        noise = gate.judge(found, 0.02)
-        self.assertAlmostEqual(noise["one thread"], math.expm1(4 * 1.4826 * 0.01))
+            return gate.Change(("gcc", strategy, "w", 1, threads, 0.0), 1.0, e,
+                               stats.Interval(e, math.exp(log_change - half), math.exp(log_change + half), 8, True))
+        # three control cells whose intervals reach 2%, 3% and 4% from none: the noise is 3%
+        control = [change("control", 1, x) for x in (-0.01, 0.02, 0.03)]
+        for n in (1, 30):  # however many cells moved by 8%, the bar stays where the control puts it
+            moved = [change("pool", 1, 0.08) for _ in range(n)]
+            noise = gate.judge(control + moved, 0.02, "control")
+            self.assertAlmostEqual(noise["one thread"], math.expm1(0.03))
+            self.assertTrue(all(c.moved for c in moved))
+            self.assertFalse(any(c.moved for c in control))
+        # a kind without control cells is judged with the other kinds' control cells
+        several = change("pool", 2, 0.035)
+        noise = gate.judge(control + [several], 0.02, "control")
         self.assertEqual(noise["several threads"], noise["one thread"])
-        self.assertEqual([c.moved for c in found], [False] * 12 + [True, True])
-        # a change every ratio shares (the baseline itself moved) stands out of the noise
-        shared = [change(1, 0.10 + x) for x in (-0.01, 0.01) * 6]
-        gate.judge(shared, 0.02)
-        self.assertTrue(all(c.moved for c in shared))
+        self.assertFalse(several.moved)  # its interval [2.5%, 4.5%] reaches into the noise
+        # with FEW control cells of a kind, the noise is their spread around none, and a change
+        # beyond it moves when its interval is beyond the margin
+        many = [change("control", 1, x, half=0.001) for x in (-0.01, 0.01) * (gate.FEW // 2)]
+        cells = [change("pool", 1, x, half=0.03) for x in (0.05, 0.07, -0.07)] + [change("pool", 1, 0.09, half=0.08)]
+        noise = gate.judge(many + cells, 0.02, "control")
+        self.assertAlmostEqual(noise["one thread"], math.expm1(gate.NOISE_SDS * 1.4826 * 0.01))
+        # 5% is within the noise (5.9%); the last one's interval [+1%, +17%] holds the margin
+        self.assertEqual([c.moved for c in cells], [False, True, True, False])
+        # no control row: the margin alone
+        lone = [change("pool", 1, 0.04)]
+        self.assertEqual(gate.judge(lone, 0.02, "control"), {"one thread": 0.0})
+        self.assertTrue(lone[0].moved)
+
+
+class GateNoise(unittest.TestCase):
+    """The gate's bar does not rise with the regression it judges: one strategy
+    or every strategy (but the baseline and the A/A control, the references)
+    10% slower fails it; runs of the same code pass it."""
+
+    def gate(self, **kw):
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = gate_runs(tmp, **kw)
+            return compare(["--base", a, b, "--out", os.path.join(tmp, "cmp")])
+
+    def moved(self, p):
+        return [line.strip() for line in p.stdout.splitlines() if line.strip().startswith("moved:")]
+
+    def test_runs_of_the_same_code_pass(self):
+        for seed in range(1, 6):
+            p = self.gate(seed=seed)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("0 of 36 cells moved beyond the noise.", p.stdout)
+
+    def test_one_strategy_ten_percent_slower_fails(self):
+        p = self.gate(slower={"system": 1.1})
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        # a 10% change is a few SDs of the noise of one cell's change: most of the 12 are found
+        self.assertGreaterEqual(len(self.moved(p)), 6, p.stdout)
+        self.assertTrue(all(" system " in m for m in self.moved(p)), p.stdout)
+
+    def test_every_strategy_ten_percent_slower_fails(self):
+        p = self.gate(slower={"system": 1.1, "pool": 1.1})
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertGreaterEqual(len(self.moved(p)), 12, p.stdout)
+        self.assertIn("A/A control control: moved in 0 of 12 cells.", p.stdout)
+
+    def test_a_quick_run_and_a_slower_copy_of_it(self):
+        # make bench QUICK=1 ALLOCATORS=system,monotonic WORKLOADS=list_dupe: one block, six visits;
+        # its copy with system made slower, or with every strategy but the references (here also pool),
+        # and a second run of the same code
+        for rows, slower in ((("monotonic", "system", "control"), ("system",)),
+                             (tuple(LEVEL), ("system", "pool"))):
+            quick = {"workloads": ("list_dupe",), "sizes": (1810,), "visits": 6, "strategies": rows}
+            with tempfile.TemporaryDirectory() as tmp:
+                a, b = gate_runs(tmp, **quick)
+                header, samples = syn.read_csv(os.path.join(a, "samples.csv"))
+                copy = os.path.join(tmp, "copy")
+                shutil.copytree(a, copy)
+                for factor in (1.1, 1.5):
+                    syn.write_lines(copy, [], [[float(r[c]) * factor if c in ("ns", "ns_per_op") and
+                                                r["strategy"] in slower else r[c] for c in header] for r in samples])
+                    shutil.copy(os.path.join(a, "summary.csv"), copy)
+                    p = compare(["--base", a, copy, "--out", os.path.join(tmp, "cmp")])
+                    self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+                    self.assertEqual(len(self.moved(p)), len(slower), p.stdout)
+                    self.assertTrue(all(m.split()[2] in slower for m in self.moved(p)), p.stdout)
+                p = compare(["--base", a, b, "--out", os.path.join(tmp, "cmp")])
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            for seed in range(1, 6):
+                p = self.gate(seed=seed, **quick)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+
+class GateOnABrokenRun(unittest.TestCase):
+    """A run that cannot be judged (cells of the base missing or failed in it,
+    interrupted, no cells) fails the gate with exit 3, and the gate says why."""
+
+    def check(self, b_cells, meta=None, expect=()):
+        with tempfile.TemporaryDirectory() as tmp:
+            a, _ = gate_runs(tmp)
+            b = syn.write_run(os.path.join(tmp, "broken"), b_cells, ["gcc"], baseline="monotonic",
+                              meta=dict(CONTROL, **(meta or {})))
+            p = compare(["--base", a, b, "--out", os.path.join(tmp, "cmp")])
+            with open(os.path.join(tmp, "cmp", "compare.md")) as f:
+                md = f.read()
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("cannot be judged", p.stderr)
+        gate_md = md[md.index("## Gate: B against A"):]
+        for text in expect:
+            self.assertIn(text, gate_md)
+        return p, gate_md
+
+    def cells(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            _, b = gate_runs(tmp)
+            return {(r["compiler"], r["strategy"], r["workload"], int(r["size"])): None
+                    for r in syn.read_csv(os.path.join(b, "summary.csv"))[1]}
+
+    def test_every_cell_failed(self):
+        self.check(self.cells(), expect=("0 of 0 cells moved", "36 cell(s) of the base could not be judged",
+                                                 "not judged: gcc system list_dupe 1810: failed"))
+
+    def test_an_interrupted_run_with_cells_missing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            _, b = gate_runs(tmp)
+            header, rows = syn.read_csv(os.path.join(b, "summary.csv"))
+            keep = {(r["strategy"], r["workload"], r["size"]) for r in rows[:-12]}
+            summary = [[r[c] for c in header] for r in rows[:-12]]
+            _, samples = syn.read_csv(os.path.join(b, "samples.csv"))
+            samples = [[s[c] for c in syn.schema.SAMPLE_COLS] for s in samples
+                       if (s["strategy"], s["workload"], s["size"]) in keep]
+            broken = os.path.join(tmp, "interrupted")
+            os.makedirs(broken)
+            syn.write_lines(broken, summary, samples)
+            with open(os.path.join(b, "meta.json")) as f:
+                meta = syn.json.load(f)
+            meta.update(state="interrupted", cells={"planned": 48, "not_run": 12})
+            with open(os.path.join(broken, "meta.json"), "w") as f:
+                syn.json.dump(meta, f)
+            a, _ = gate_runs(os.path.join(tmp, "again"))
+            p = compare(["--base", a, broken, "--out", os.path.join(tmp, "cmp")])
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("cannot be judged: the run was interrupted (12 of 48 cells not run)", p.stdout)
+        self.assertRegex(p.stdout, r"not judged: gcc \w+ \w+ \d+: missing")
+        self.assertIn("9 cell(s) of the base could not be judged", p.stdout)
+
+    def test_a_run_with_no_cells(self):
+        self.check({}, expect=("cannot be judged: the run has no cells",))
+
+    def test_a_failed_baseline_cell_leaves_its_block_unjudged(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = gate_runs(tmp)
+            header, rows = syn.read_csv(os.path.join(b, "summary.csv"))
+            for r in rows:
+                if (r["strategy"], r["workload"], r["size"]) == ("monotonic", "list_dupe", "1810"):
+                    r.update(status="failed", reason="crashed (SIGSEGV)", median_ns_per_op="")
+            syn.write_lines(b, [[r[c] for c in header] for r in rows],
+                            [[s[c] for c in syn.schema.SAMPLE_COLS] for s in syn.read_csv(
+                                os.path.join(b, "samples.csv"))[1]
+                             if (s["strategy"], s["workload"], s["size"]) != ("monotonic", "list_dupe", "1810")])
+            p = compare(["--base", a, b, "--out", os.path.join(tmp, "cmp")])
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("not judged: gcc pool list_dupe 1810: no ratio (its monotonic cell failed or is missing)",
+                      p.stdout)
+        self.assertIn("3 cell(s) of the base could not be judged", p.stdout)
 
 
 class BadInput(unittest.TestCase):
