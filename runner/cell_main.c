@@ -452,7 +452,12 @@ int main(int argc, char **argv) {
     c.job.has_work_loops = a.has_work_loops;
     am_options_default(&c.job.options);
     c.job.options.limit = a.limit;
-    int rc = a.counting_table ? counting_table(&c) : a.stats_only ? count_one(&c) : measure(&c);
+    int rc;
+    /* before the reference, which may loop as long as the size */
+    if (!am_workload_fits(w, &c.job)) {
+        fail(&c, "out of memory", 3);
+        rc = c.exit_code;
+    } else rc = a.counting_table ? counting_table(&c) : a.stats_only ? count_one(&c) : measure(&c);
     free(c.refs);
     free(c.ns);
     free(c.minor_faults);
