@@ -404,8 +404,9 @@ static int counting_table(cell *c) {
 #endif
 }
 
-/* Test hooks, so the runner's tests can see a cell crash, hang or compute a
- * wrong checksum. AM_TEST_CRASH / AM_TEST_HANG / AM_TEST_BADSUM name the cells:
+/* Test hooks, so the runner's tests can see a cell crash, hang, compute a
+ * wrong checksum or answer garbage ("ok" with a sample time that is not a
+ * number). AM_TEST_CRASH / AM_TEST_HANG / AM_TEST_BADSUM / AM_TEST_GARBAGE name the cells:
  * "[strategy/]workload[:size]". Read once, before anything is measured. */
 static int test_hook(const char *var, const cell_args *a) {
     const char *v = getenv(var);
@@ -438,6 +439,17 @@ int main(int argc, char **argv) {
     if (test_hook("AM_TEST_CRASH", &a)) raise(SIGSEGV);
     if (test_hook("AM_TEST_HANG", &a))
         for (;;) AM_CLOBBER();
+    if (test_hook("AM_TEST_GARBAGE", &a)) {
+        json_head(&a, "ok");
+        json_u64("reps", 1);
+        json_key("samples_ns");
+        json_open('[');
+        json_item();
+        json_num_value(NAN);
+        json_close(']');
+        json_close('}');
+        return 0;
+    }
     if (!a.has_age) a.age = w->age;
     cell c;
     memset(&c, 0, sizeof c);
