@@ -488,8 +488,9 @@ static int counting_table(cell *c) {
 #endif
 }
 
-/* Test hooks, so the runner's tests can see a cell crash, hang or compute a
- * wrong checksum. AM_TEST_CRASH / AM_TEST_HANG / AM_TEST_BADSUM name the cells:
+/* Test hooks, so the runner's tests can see a cell crash, hang, compute a
+ * wrong checksum or answer garbage ("ok" with a sample time that is not a
+ * number). AM_TEST_CRASH / AM_TEST_HANG / AM_TEST_BADSUM / AM_TEST_GARBAGE name the cells:
  * "[strategy/]workload[:size]". Read once, before anything is measured. */
 static int test_hook(const char *var, const cell_args *a) {
     const char *v = getenv(var);
@@ -522,6 +523,17 @@ int main(int argc, char **argv) {
     if (test_hook("AM_TEST_CRASH", &a)) raise(SIGSEGV);
     if (test_hook("AM_TEST_HANG", &a))
         for (;;) AM_CLOBBER();
+    if (test_hook("AM_TEST_GARBAGE", &a)) {
+        json_head(&a, "ok");
+        json_u64("reps", 1);
+        json_key("samples_ns");
+        json_open('[');
+        json_item();
+        json_num_value(NAN);
+        json_close(']');
+        json_close('}');
+        return 0;
+    }
     if (!a.has_age) a.age = w->age;
     cell c;
     memset(&c, 0, sizeof c);
@@ -536,7 +548,12 @@ int main(int argc, char **argv) {
     c.job.has_work_loops = a.has_work_loops;
     am_options_default(&c.job.options);
     c.job.options.limit = a.limit;
-    int rc = a.counting_table ? counting_table(&c) : a.stats_only ? count_one(&c) : measure(&c);
+    int rc;
+    /* before the reference, which may loop as long as the size */
+    if (!am_workload_fits(w, &c.job)) {
+        fail(&c, "out of memory", 3);
+        rc = c.exit_code;
+    } else rc = a.counting_table ? counting_table(&c) : a.stats_only ? count_one(&c) : measure(&c);
     free(c.refs);
     free(c.ns);
     free(c.partner_ns);

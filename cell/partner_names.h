@@ -63,6 +63,7 @@
 #define am_workload_churn_traverse partner_am_workload_churn_traverse
 #define am_workload_contention partner_am_workload_contention
 #define am_workload_find partner_am_workload_find
+#define am_workload_fits partner_am_workload_fits
 #define am_workload_list_create partner_am_workload_list_create
 #define am_workload_list_create_drop partner_am_workload_list_create_drop
 #define am_workload_list_dupe partner_am_workload_list_dupe

@@ -25,6 +25,22 @@ MANIFEST = "index.json"
 BARS_LOG_SPAN = 30  # bars that span more than this ratio get a log axis
 
 
+# gnuplot exits 0 when a full disk cuts its output short: an image counts only
+# when it ends as its format does (a PNG with its IEND chunk)
+PNG_END = b"IEND\xaeB`\x82"
+SVG_END = b"</svg>"
+
+
+def ends_with(path, end):
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 64))
+            return f.read().rstrip().endswith(end)
+    except OSError:
+        return False
+
+
 def find_gnuplot():
     """(path, None) or (None, reason). GNUPLOT in the environment skips tools/need.sh."""
     override = os.environ.get("GNUPLOT")
@@ -106,10 +122,11 @@ class Plotter:
                                capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as e:
             return None, f"{name}: {e}"
-        ok = p.returncode == 0 and all(os.path.exists(t) and os.path.getsize(t) > 0
-                                       for t in (tmp_svg, tmp_png))
-        if not ok:
+        cut = [t for t, end in ((tmp_svg, SVG_END), (tmp_png, PNG_END)) if not ends_with(t, end)]
+        if p.returncode != 0 or cut:
             err = (p.stderr.strip().splitlines() or ["no output"])[-1]
+            if p.returncode == 0:
+                err = "an image ends short (a full disk?): " + ", ".join(os.path.basename(t) for t in cut)
             for t in (tmp_svg, tmp_png):
                 if os.path.exists(t):
                     os.remove(t)

@@ -19,14 +19,19 @@ BENCH_LINES = {"query_heap": "system"}
 SLOWDOWN = ("mmap_pressure",)
 
 
-def write_atomic(path, text):
-    """A failed write (full disk) leaves the previous file whole and no .tmp."""
+def write_atomic(path, text, staged=None):
+    """A failed write (full disk, Ctrl-C) leaves the previous file whole and no
+    .tmp. With staged (a list), the file is left under its temporary name and
+    added to the list, for write_all to rename with the others."""
     tmp = path + ".tmp"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
-        os.replace(tmp, path)
-    except OSError:
+        if staged is None:
+            os.replace(tmp, path)
+        else:
+            staged.append((tmp, path))
+    except BaseException:
         try:
             os.remove(tmp)
         except OSError:
@@ -134,11 +139,11 @@ def table_text(done, ratio_list, versus, baseline, order, cpus, markdown, marks=
     return tables.render_markdown(t) if markdown else tables.render_text(t)
 
 
-def write_data(out_dir, done, meta):
+def write_data(out_dir, done, meta, staged=None):
     """The measured data: samples.csv, metrics.csv, meta.json."""
-    write_atomic(os.path.join(out_dir, "samples.csv"), schema.csv_text(SAMPLE_COLS, sample_lines(done)))
-    write_atomic(os.path.join(out_dir, "metrics.csv"), schema.csv_text(METRIC_COLS, metric_lines(done)))
-    write_atomic(os.path.join(out_dir, "meta.json"), json.dumps(meta, indent=2) + "\n")
+    write_atomic(os.path.join(out_dir, "samples.csv"), schema.csv_text(SAMPLE_COLS, sample_lines(done)), staged)
+    write_atomic(os.path.join(out_dir, "metrics.csv"), schema.csv_text(METRIC_COLS, metric_lines(done)), staged)
+    write_atomic(os.path.join(out_dir, "meta.json"), json.dumps(meta, indent=2) + "\n", staged)
 
 
 def head_lines(done, control_text):
@@ -150,23 +155,26 @@ def head_lines(done, control_text):
     return out
 
 
-def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None):
+def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, staged=None):
     """What the data gives: summary.csv, ratios.csv, tables.txt and tables.md;
     returns the text tables. control: the A/A control (row, twin) or None."""
     summary = [summary_entry(m) for m in done]
     ratio_list = [ratio_entry(r) for r in ratios.of(done)]
-    write_atomic(os.path.join(out_dir, "summary.csv"), schema.csv_text(SUMMARY_COLS, _lines(summary, SUMMARY_COLS)))
-    write_atomic(os.path.join(out_dir, "ratios.csv"), schema.csv_text(RATIO_COLS, _lines(ratio_list, RATIO_COLS)))
+    write_atomic(os.path.join(out_dir, "summary.csv"), schema.csv_text(SUMMARY_COLS, _lines(summary, SUMMARY_COLS)),
+                 staged)
+    write_atomic(os.path.join(out_dir, "ratios.csv"), schema.csv_text(RATIO_COLS, _lines(ratio_list, RATIO_COLS)),
+                 staged)
     versus = [ratio_entry(r) for r in ratios.versus_rows(done)]
     control_text = control_line(control_entries(done, ratio_list, ratios, control), control)
     marks = marks_of(ratios, control_text)
     head = head_lines(done, control_text)
     text = "\n".join(head) + "\n\n" + table_text(done, ratio_list, versus, ratios.baseline, order, cpus,
                                                    markdown=False, marks=marks)
-    write_atomic(os.path.join(out_dir, "tables.txt"), text)
+    write_atomic(os.path.join(out_dir, "tables.txt"), text, staged)
     write_atomic(os.path.join(out_dir, "tables.md"), f"# allocmark run {run_id}\n\n" +
                  "".join(f"- {line}\n" for line in head) + "\n" +
-                 table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=True, marks=marks))
+                 table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=True, marks=marks),
+                 staged)
     return text
 
 
@@ -176,9 +184,25 @@ def control_of(meta):
 
 
 def write_all(out_dir, measurements, ratios, meta, order):
+    """Every file of the run folder, as one: each is renamed into place only
+    once all are written, so that a full disk or Ctrl-C part way leaves the
+    previous files, which agree with each other, and no temporary file."""
     done = table_order(measurements, order)
-    write_data(out_dir, done, meta)
-    return write_derived(out_dir, done, ratios, order, meta["run_id"], meta.get("cpu_count"), control_of(meta))
+    staged = []
+    try:
+        write_data(out_dir, done, meta, staged)
+        text = write_derived(out_dir, done, ratios, order, meta["run_id"], meta.get("cpu_count"), control_of(meta),
+                             staged)
+    except BaseException:
+        for tmp, _ in staged:
+            try:
+                os.remove(tmp)
+            except OSError:
+                pass
+        raise
+    for tmp, path in staged:
+        os.replace(tmp, path)
+    return text
 
 
 def rescue(out_dir, error, measurements, ratios, meta, order):

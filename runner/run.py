@@ -284,7 +284,12 @@ def measure(cfg, made):
             counting_tables.write(cfg)
         except KeyboardInterrupt:
             state = "interrupted"
-    print(writer.last_write(state))
+    try:
+        text = writer.last_write(state)
+    except KeyboardInterrupt:  # during the last write, which left the files of the one before: again, saying so
+        state = "interrupted"
+        text = writer.last_write(state)
+    print(text)
     if len(cfg.compilers) > 1:
         try:
             cross = crosscc.write(cfg.out_dir, list(cfg.compilers))

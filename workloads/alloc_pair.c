@@ -9,4 +9,4 @@ static uint64_t alloc_pair_run(am_heap *h, am_job *job, int *status) {
 
 const am_workload am_workload_alloc_pair = {
     "alloc_pair", "one block of `size` bytes taken and freed at once, 10,000 times (time per pair)",
-    ap_sizes, ap_sizes, ap_reps, ap_ops, alloc_pair_run, ap_reference, 0, 1, 0};
+    ap_sizes, ap_sizes, ap_reps, ap_ops, alloc_pair_run, ap_reference, 0, 1, 0, NULL};

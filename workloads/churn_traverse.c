@@ -152,11 +152,13 @@ static const double churn_traverse_params[] = {0, 1, 4, -1};
 static unsigned churn_traverse_reps(size_t size) { return am_reps_capped(size, 1u << 16); }
 static double churn_traverse_ops(size_t size) { return (double)size * CT_PASSES; }
 
+static uint64_t churn_traverse_min_bytes(const am_job *job) { return (uint64_t)job->size * sizeof(ct_list_node); }
+
 const am_workload am_workload_churn_traverse = {
     "churn_traverse",
     "locality: len list nodes in 16 subsystems, churned param x len times, each traversed 16 times; "
     "a heap per subsystem where heaps are independent (Bloomberg's allocator study)",
     churn_traverse_sizes, churn_traverse_log_sizes, churn_traverse_reps,
-    churn_traverse_ops, churn_traverse_run, churn_traverse_reference, 0, 1, 0};
+    churn_traverse_ops, churn_traverse_run, churn_traverse_reference, 0, 1, 0, churn_traverse_min_bytes};
 
 const am_sweep am_sweep_churn_traverse = {"churn_traverse", churn_traverse_params, 0, NULL};

@@ -160,6 +160,6 @@ const am_workload am_workload_contention = {
     "T threads: allocate 345 bytes, write, W ns of work (param), free; one shared heap if thread-safe, "
     "else one per thread (BlazingMQ's pools)",
     contention_sizes, contention_log_sizes, contention_reps,
-    contention_ops, contention_run, contention_reference, 1, 1, 0};
+    contention_ops, contention_run, contention_reference, 1, 1, 0, NULL};
 
 const am_sweep am_sweep_contention = {"contention", contention_params, 1, contention_job_ops};

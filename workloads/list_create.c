@@ -16,4 +16,4 @@ static uint64_t list_create_run(am_heap *h, am_job *job, int *status) {
 const am_workload am_workload_list_create = {
     "list_create", "list<int> of len values built by push_back, then destroyed",
     am_sizes_linear, am_sizes_log, lc_reps,
-    lc_ops, list_create_run, lc_reference, 0, 1, 0};
+    lc_ops, list_create_run, lc_reference, 0, 1, 0, lc_min_bytes};

@@ -26,6 +26,8 @@ AM_FORCE_INLINE int lc_build(am_heap *h, const am_job *job, lc_list *l) {
     return AM_OK;
 }
 
+static uint64_t lc_min_bytes(const am_job *job) { return (uint64_t)job->size * sizeof(lc_list_node); }
+
 AM_FORCE_INLINE uint64_t lc_checksum(const lc_list *l) {
     uint64_t sum = lc_list_size(l);
     if (l->head) sum += (uint64_t)l->head->value + (uint64_t)l->tail->value;

@@ -21,4 +21,4 @@ const am_workload am_workload_list_create_drop = {
     "list_create_drop", "list_create, the heap reset instead of the list destroyed (wink-out; rows whose reset "
     "frees live blocks)",
     am_sizes_linear, am_sizes_log, lc_reps,
-    lc_ops, list_create_drop_run, lc_reference, 0, 1, 0};
+    lc_ops, list_create_drop_run, lc_reference, 0, 1, 0, lc_min_bytes};

@@ -63,7 +63,9 @@ static uint64_t list_iterate_reference(am_job *job) {
 static unsigned list_iterate_reps(size_t size) { return am_reps_capped(size, 10000); }
 static double list_iterate_ops(size_t size) { return (double)size * LI_PASSES; }
 
+static uint64_t list_iterate_min_bytes(const am_job *job) { return (uint64_t)job->size * (sizeof(li_list_node) + sizeof(li_olist_node)); }
+
 const am_workload am_workload_list_iterate = {
     "list_iterate", "list<int> of len values built interleaved with a list of 40-byte records, then summed over 20 passes",
     am_sizes_linear, am_sizes_log, list_iterate_reps,
-    list_iterate_ops, list_iterate_run, list_iterate_reference, 0, 1, 0};
+    list_iterate_ops, list_iterate_run, list_iterate_reference, 0, 1, 0, list_iterate_min_bytes};

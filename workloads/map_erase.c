@@ -97,7 +97,10 @@ out:
 static unsigned map_erase_reps(size_t size) { return am_reps_capped(size, 10000); }
 static double map_erase_ops(size_t size) { return (double)(size + size / 2); }
 
+/* the reference's arrays alone: the map's keys may repeat */
+static uint64_t map_erase_min_bytes(const am_job *job) { return (uint64_t)job->size * (sizeof(int) + sizeof(size_t) + 1); }
+
 const am_workload am_workload_map_erase = {
     "map_erase", "map<int, int> of len random keys; len/2 times the lower_bound of a random key erased",
     am_sizes_linear, am_sizes_log, map_erase_reps,
-    map_erase_ops, map_erase_run, map_erase_reference, 0, 4, 0};
+    map_erase_ops, map_erase_run, map_erase_reference, 0, 4, 0, map_erase_min_bytes};

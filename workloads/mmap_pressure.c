@@ -363,6 +363,6 @@ const am_workload am_workload_mmap_pressure = {
     "a `size` MiB read-mostly structure of linked 64-byte nodes in the strategy's memory; each repetition "
     "evicts param % of its pages, then T threads chase 64-node paths from random nodes (OSRM's mmap allocator)",
     mmap_pressure_sizes, mmap_pressure_log_sizes, mmap_pressure_reps,
-    mmap_pressure_ops, mmap_pressure_run, mmap_pressure_reference, 1, 1, 0};
+    mmap_pressure_ops, mmap_pressure_run, mmap_pressure_reference, 1, 1, 0, NULL};
 
 const am_sweep am_sweep_mmap_pressure = {"mmap_pressure", mmap_pressure_params, 0, mmap_pressure_job_ops};

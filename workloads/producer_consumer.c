@@ -176,6 +176,6 @@ const am_workload am_workload_producer_consumer = {
     "T threads in a ring on one heap: each allocates `size` 64-byte blocks and passes them to the next, "
     "which frees them (xmalloc-test, larson); thread-safe rows only",
     producer_consumer_sizes, producer_consumer_log_sizes, producer_consumer_reps,
-    producer_consumer_ops, producer_consumer_run, producer_consumer_reference, 1, 1, 0};
+    producer_consumer_ops, producer_consumer_run, producer_consumer_reference, 1, 1, 0, NULL};
 
 const am_sweep am_sweep_producer_consumer = {"producer_consumer", NULL, 0, producer_consumer_job_ops};

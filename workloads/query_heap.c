@@ -366,6 +366,6 @@ const am_workload am_workload_query_heap = {
     "T threads x Q random shortest-path queries on a road-like grid graph of `size` nodes, each a "
     "Dijkstra with OSRM's 4-ary QueryHeap on hash-map node storage; latency percentiles (OSRM's query heap)",
     query_heap_sizes, query_heap_log_sizes, query_heap_reps,
-    query_heap_ops, query_heap_run, query_heap_reference, 1, 1, 0};
+    query_heap_ops, query_heap_run, query_heap_reference, 1, 1, 0, NULL};
 
 const am_sweep am_sweep_query_heap = {"query_heap", NULL, 1, query_heap_job_ops};

@@ -67,6 +67,19 @@ const am_workload *am_workload_find(const char *name) {
     return NULL;
 }
 
+/* Mapping the bytes, untouched, asks the system what the workload's first
+ * allocations would: a size past memory fails at once, as in its run, instead
+ * of after a loop as long as the size. Before any heap exists, and released. */
+int am_workload_fits(const am_workload *w, const am_job *job) {
+    uint64_t need = w->min_bytes ? w->min_bytes(job) : 0;
+    if (need == 0) return 1;
+    if (need > SIZE_MAX) return 0;
+    void *p = am_vm_reserve((size_t)need);
+    if (!p) return 0;
+    am_vm_release(p, (size_t)need);
+    return 1;
+}
+
 void am_job_metric(am_job *job, const char *name, double value) {
     for (int i = 0; i < job->metric_count; i++)
         if (strcmp(job->metric_names[i], name) == 0) { job->metric_values[i] = value; return; }

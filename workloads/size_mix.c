@@ -136,11 +136,17 @@ static const double size_mix_params[] = {SM_UNIFORM, SM_POWER_OF_TWO, SM_EXPONEN
 static unsigned size_mix_reps(size_t size) { return am_reps_capped(size, 40000); }
 static double size_mix_ops(size_t size) { return (double)size; }
 
+/* the reference's tables alone (sm_table_for) */
+static uint64_t size_mix_min_bytes(const am_job *job) {
+    const sm_table *t = &sm_tables[0];
+    return (uint64_t)job->size * (sizeof *t->sizes + sizeof *t->order + sizeof *t->block);
+}
+
 const am_workload am_workload_size_mix = {
     "size_mix",
     "len blocks of sizes drawn from a distribution (param: 0 uniform 8-1024 B, 1 powers of two 8-1024 B, "
     "2 exponential falloff, 3 Pareto tail), taken, then freed shuffled",
     size_mix_sizes, size_mix_log_sizes, size_mix_reps,
-    size_mix_ops, size_mix_run, size_mix_reference, 0, SM_SEEDS, 0};
+    size_mix_ops, size_mix_run, size_mix_reference, 0, SM_SEEDS, 0, size_mix_min_bytes};
 
 const am_sweep am_sweep_size_mix = {"size_mix", size_mix_params, 0, NULL};

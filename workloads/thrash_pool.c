@@ -38,4 +38,4 @@ static double thrash_pool_ops(size_t size) { (void)size; return 1; }
 const am_workload am_workload_thrash_pool = {
     "thrash_pool", "vector<int> resized to a random length in [0, len], then summed (2009 Boost monotonic comparison)",
     am_sizes_linear, am_sizes_log, thrash_pool_reps,
-    thrash_pool_ops, thrash_pool_run, thrash_pool_reference, 0, 64, 0};
+    thrash_pool_ops, thrash_pool_run, thrash_pool_reference, 0, 64, 0, NULL};

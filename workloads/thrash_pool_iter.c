@@ -46,7 +46,9 @@ static uint64_t thrash_pool_iter_reference(am_job *job) {
 static unsigned thrash_pool_iter_reps(size_t size) { return (unsigned)(200000 / (size + 10)) + 1; }
 static double thrash_pool_iter_ops(size_t size) { return (double)size; } /* elements */
 
+static uint64_t thrash_pool_iter_min_bytes(const am_job *job) { return (uint64_t)job->size * sizeof(tpi_elem); }
+
 const am_workload am_workload_thrash_pool_iter = {
     "thrash_pool_iter", "vector<{int; char}>(len) value-initialised, filled, char fields summed (2009 Boost monotonic comparison)",
     am_sizes_linear, am_sizes_log, thrash_pool_iter_reps,
-    thrash_pool_iter_ops, thrash_pool_iter_run, thrash_pool_iter_reference, 0, 1, 0};
+    thrash_pool_iter_ops, thrash_pool_iter_run, thrash_pool_iter_reference, 0, 1, 0, thrash_pool_iter_min_bytes};

@@ -62,4 +62,4 @@ const am_workload am_workload_thrash_pool_sort = {
     thrash_pool_sort_ops, thrash_pool_sort_run, thrash_pool_sort_reference, 0, 16,
     /* age: the 2009 comparison ran each size 1,000 times in one process, with
      * one pool for the program's life (docs/measurements.md: pool age) */
-    1000};
+    1000, NULL};

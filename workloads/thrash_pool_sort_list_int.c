@@ -51,7 +51,9 @@ static uint64_t thrash_pool_sort_list_int_reference(am_job *job) {
 static unsigned thrash_pool_sort_list_int_reps(size_t size) { return am_reps_capped(size, 20000); }
 static double thrash_pool_sort_list_int_ops(size_t size) { return (double)size; }
 
+static uint64_t thrash_pool_sort_list_int_min_bytes(const am_job *job) { return (uint64_t)job->size * sizeof(tpsl_list_node); }
+
 const am_workload am_workload_thrash_pool_sort_list_int = {
     "thrash_pool_sort_list_int", "list<int> of len random values, list merge sort (relinks nodes) (2009 Boost monotonic comparison)",
     am_sizes_linear, am_sizes_log, thrash_pool_sort_list_int_reps,
-    thrash_pool_sort_list_int_ops, thrash_pool_sort_list_int_run, thrash_pool_sort_list_int_reference, 0, 4, 0};
+    thrash_pool_sort_list_int_ops, thrash_pool_sort_list_int_run, thrash_pool_sort_list_int_reference, 0, 4, 0, thrash_pool_sort_list_int_min_bytes};

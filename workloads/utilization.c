@@ -97,4 +97,4 @@ const am_workload am_workload_utilization = {
     "a sliding window of 32 blocks of `size` bytes, one word written a page, until 64 MiB are allocated "
     "(Bloomberg's allocator study)",
     utilization_sizes, utilization_log_sizes, utilization_reps,
-    utilization_ops, utilization_run, utilization_reference, 0, 1, 0};
+    utilization_ops, utilization_run, utilization_reference, 0, 1, 0, NULL};

@@ -45,7 +45,9 @@ static uint64_t vector_dupe_reference(am_job *job) {
 static unsigned vector_dupe_reps(size_t size) { return (unsigned)(200000 / (size + 10)) + 1; }
 static double vector_dupe_ops(size_t size) { return (double)size; } /* elements built, copied and summed */
 
+static uint64_t vector_dupe_min_bytes(const am_job *job) { return 2 * (uint64_t)job->size * sizeof(int); }
+
 const am_workload am_workload_vector_dupe = {
     "vector_dupe", "vector<int> of len values built by push_back, deep-copied, the copy summed",
     am_sizes_linear, am_sizes_log, vector_dupe_reps,
-    vector_dupe_ops, vector_dupe_run, vector_dupe_reference, 0, 1, 0};
+    vector_dupe_ops, vector_dupe_run, vector_dupe_reference, 0, 1, 0, vector_dupe_min_bytes};

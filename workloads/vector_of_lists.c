@@ -17,4 +17,4 @@ const am_workload am_workload_vector_of_lists = {
     "vector_of_lists",
     "vector<list<int>>, the lists on the vector's heap: len values appended round-robin to len/16 + 1 lists, "
     "read, destroyed",
-    am_sizes_linear, am_sizes_log, vol_reps, vol_ops, vector_of_lists_run, vol_reference, 0, 1, 0};
+    am_sizes_linear, am_sizes_log, vol_reps, vol_ops, vector_of_lists_run, vol_reference, 0, 1, 0, vol_min_bytes};

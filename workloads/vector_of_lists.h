@@ -21,6 +21,8 @@
 AM_INLINE size_t vol_lists(size_t len) { return len / 16 + 1; }
 AM_INLINE int vol_value(const am_job *job, size_t i) { return (int)((job->seed & 0xffff) + i); }
 
+static uint64_t vol_min_bytes(const am_job *job) { return (uint64_t)job->size * sizeof(vol_list_node); }
+
 /* every list and the vector itself; the vector stays usable (empty). These
  * are forced inline so that each run function holds its own loops (two
  * callers would otherwise share one out-of-line copy). */

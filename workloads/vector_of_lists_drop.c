@@ -21,4 +21,4 @@ const am_workload am_workload_vector_of_lists_drop = {
     "vector_of_lists_drop",
     "vector_of_lists, the heap reset instead of the lists and vector destroyed (wink-out; rows whose reset "
     "frees live blocks)",
-    am_sizes_linear, am_sizes_log, vol_reps, vol_ops, vector_of_lists_drop_run, vol_reference, 0, 1, 0};
+    am_sizes_linear, am_sizes_log, vol_reps, vol_ops, vector_of_lists_drop_run, vol_reference, 0, 1, 0, vol_min_bytes};

@@ -73,7 +73,17 @@ typedef struct am_workload {
      * an array), the cell measures a heap of that age, not a new one. Every
      * row of a block gets the same age. 0 for most workloads. */
     unsigned age;
+    /* Bytes the cell needs at once for this job, at least (its elements,
+     * without any allocator's overhead), or NULL where they do not grow with
+     * the size. Required where the reference or the run loops over the size
+     * before any allocation would fail: the cell refuses a job whose bytes
+     * cannot be mapped as out of memory before that loop (am_workload_fits). */
+    uint64_t (*min_bytes)(const am_job *job);
 } am_workload;
+
+/* 0 when the job's min_bytes cannot be mapped now (past the machine's memory
+ * or the address-space cap): the cell is out of memory before it starts. */
+int am_workload_fits(const am_workload *w, const am_job *job);
 
 AM_INLINE unsigned am_seed_count(const am_workload *w) { return w->seeds ? w->seeds : 1; }
 

@@ -5,10 +5,16 @@ import csv
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import unittest
+
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -298,6 +304,59 @@ class ReportOfDamagedFolder(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("no such results folder", p.stderr)
 
+
+
+@unittest.skipIf(resource is None, "needs setrlimit (POSIX)")
+@unittest.skipIf(plots.find_gnuplot()[0] is None, "needs gnuplot")
+class ReportOnAFullDisk(unittest.TestCase):
+    """A disk that fills while the report is drawn (RLIMIT_FSIZE, SIGXFSZ
+    ignored, as in test_results_kept.FullDisk) below the smallest PNG of the
+    same folder: gnuplot still exits 0, so each image is checked before it is
+    renamed. No image or page is left cut short under its final name.
+    Python's subprocess gives gnuplot SIGXFSZ back, which would kill it where
+    a full disk does not: a wrapper ignores it again."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="am-report-full-")
+        self.folder = fake_results.make(os.path.join(self.tmp, "run"), **fake_results.SMALL)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_no_cut_image_or_page_is_left(self):
+        p, _ = run_report(self.folder)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = os.path.join(self.folder, "plots")
+        pngs = [os.path.join(out, f) for f in os.listdir(out) if f.endswith(".png")]
+        self.assertTrue(pngs)
+        limit = min(os.path.getsize(f) for f in pngs) // 2
+        shutil.rmtree(out)
+        os.remove(os.path.join(self.folder, "report.html"))
+
+        def full_disk():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        wrapper = os.path.join(self.tmp, "gnuplot")
+        with open(wrapper, "w") as f:
+            f.write("#!/bin/sh\ntrap '' XFSZ\nexec '%s' \"$@\"\n" % plots.find_gnuplot()[0])
+        os.chmod(wrapper, 0o755)
+        p = subprocess.run([sys.executable, REPORT, self.folder], capture_output=True, text=True, timeout=300,
+                           preexec_fn=full_disk, env=dict(os.environ, GNUPLOT=wrapper))
+        left = []
+        for dirpath, _, files in os.walk(self.folder):
+            left += [os.path.join(dirpath, f) for f in files]
+        self.assertEqual([f for f in left if f.endswith(".tmp")], [])
+        ends = {".png": b"IEND\xaeB`\x82", ".svg": b"</svg>", ".html": b"</html>"}
+        cut = []
+        for f in left:
+            end = ends.get(os.path.splitext(f)[1])
+            with open(f, "rb") as fh:
+                if end and not fh.read().rstrip().endswith(end):
+                    cut.append(os.path.relpath(f, self.folder))
+        self.assertEqual(sorted(cut), [])
+        self.assertIn("ends short", p.stderr)
+        page = os.path.join(self.folder, "report.html")
+        self.assertEqual(p.returncode, 2 if not os.path.exists(page) else 1, p.stderr)
 
 
 class BarsAxis(unittest.TestCase):

@@ -432,6 +432,40 @@ class TooLargeForMemory(unittest.TestCase):
                 self.assertEqual(by[(s, 10 ** 12)]["status"], "failed")
                 self.assertIn("out of memory", by[(s, 10 ** 12)]["reason"])
 
+    # Their size counts operations on a bounded set of live blocks: 10^12 is
+    # a long cell, not a large one, and --timeout answers it.
+    CONSTANT_MEMORY = {"contention", "producer_consumer"}
+
+    def test_every_workload_refuses_it_before_its_reference(self):
+        # Every workload the cell lists, on both rows: "out of memory", or
+        # "skipped" where the workload does not apply to the row. A workload
+        # whose reference or run loops over the size first would hit the
+        # subprocess timeout instead.
+        ensure_cells()
+        bin_dir = os.path.join(BUILD, "bin")
+        listing = subprocess.run([catalog.cell_exe(bin_dir, "system"), "--list"], capture_output=True, text=True,
+                                 check=True, timeout=60)
+        names = [w["name"] for w in json.loads(listing.stdout)["workloads"]]
+        self.assertIn("list_dupe", names)
+        for name in names:
+            if name in self.CONSTANT_MEMORY:
+                continue
+            refused = []
+            for row in ("system", "minimal"):
+                cell = "%s on %s" % (name, row)
+                try:
+                    p = subprocess.run([catalog.cell_exe(bin_dir, row), "--workload", name, "--size", str(10 ** 12),
+                                        "--samples", "3", "--min-ms", "1"], capture_output=True, text=True, timeout=60)
+                except subprocess.TimeoutExpired:
+                    self.fail(cell + ": no answer before the timeout")
+                line = json.loads(p.stdout.splitlines()[-1])
+                if line["status"] == "skipped":
+                    self.assertEqual(p.returncode, 0, cell + ": " + p.stderr)
+                    continue
+                self.assertEqual((line["status"], line["reason"], p.returncode), ("failed", "out of memory", 3), cell)
+                refused.append(row)
+            self.assertTrue(refused, name + " applies to neither row")
+
 
 @unittest.skipIf(resource is None, "needs setrlimit (POSIX)")
 class MemLimit(unittest.TestCase):
