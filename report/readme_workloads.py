@@ -15,7 +15,7 @@ if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from report import readme_table  # noqa: E402
-from runner import catalog, config  # noqa: E402
+from runner import catalog, cell_protocol, config  # noqa: E402
 from runner.errors import UsageError  # noqa: E402
 from runner.outputs import write_atomic  # noqa: E402
 
@@ -60,7 +60,7 @@ def main(argv=None):
         cell = options["--cell"] or default_cell()
         if not os.path.exists(cell):
             raise UsageError(f"no cell {cell}: build one first (make cells ALLOCATORS=system)")
-        block = table(catalog.list_workloads(cell))
+        block = table(cell_protocol.list_workloads(cell))
     except UsageError as e:
         print(f"readme_workloads: {e}", file=sys.stderr)
         return 2

@@ -46,8 +46,8 @@ class Settings:
 
 class Measurement:
     """What is known of one cell: status pending, ok, failed or skipped; the
-    cell's answer (result: reps, ops_per_rep, samples_ns and the round of each,
-    peak_rss, metrics ...), the -stats run's counts, and the summary."""
+    cell's answer (result: a cell_protocol.Answer), the -stats run's counts,
+    and the summary."""
 
     def __init__(self, cell):
         self.cell = cell
@@ -62,32 +62,28 @@ class Measurement:
         return self.cell.fields()
 
     def ops(self):
-        return self.result["reps"] * (self.result.get("ops_per_rep") or 1)
+        return self.result.ops()
 
     def per_op(self):
         ops = self.ops()
-        return [ns / ops for ns in self.result["samples_ns"]]
+        return [ns / ops for ns in self.result.samples_ns]
 
     def visits(self):
         """{round: the median time per op of that visit's samples}."""
-        rounds = self.result.get("sample_rounds") or [0] * len(self.result["samples_ns"])
-        return visit_medians(self.per_op(), rounds)
+        return visit_medians(self.per_op(), self.result.sample_rounds)
 
     def partner(self):
         """The row this cell was timed beside in its processes, or None."""
-        r = self.result
-        pns = r.get("partner_samples_ns")
-        return r.get("partner") if pns and len(pns) == len(r["samples_ns"]) else None
+        return self.result.partner if self.result.is_paired() else None
 
     def partner_logs(self):
         """{round: the median, over that visit's pairs of samples, of the log
         of the row's time per op over its partner's}: what each process says
         of the row against the partner timed beside it, sample by sample."""
         r = self.result
-        ops, pops = self.ops(), r["partner_reps"] * (r.get("ops_per_rep") or 1)
-        logs = [math.log((ns / ops) / (pn / pops)) for ns, pn in zip(r["samples_ns"], r["partner_samples_ns"])]
-        rounds = r.get("sample_rounds") or [0] * len(logs)
-        return visit_medians(logs, rounds)
+        ops, pops = r.ops(), r.partner_reps * (r.ops_per_rep or 1)
+        logs = [math.log((ns / ops) / (pn / pops)) for ns, pn in zip(r.samples_ns, r.partner_samples_ns)]
+        return visit_medians(logs, r.sample_rounds)
 
 
 def visit_medians(per_op, rounds):
@@ -116,16 +112,16 @@ def summarize(m, settings=Settings()):
     peak, reserved = s.get("bytes_peak"), s.get("reserved_peak")
     overhead = (reserved / peak - 1) * 100 if peak and reserved else None
     return {
-        "samples": len(per_op), "visits": iv.n, "reps": r["reps"], "ops_per_rep": r.get("ops_per_rep", 1),
+        "samples": len(per_op), "visits": iv.n, "reps": r.reps, "ops_per_rep": r.ops_per_rep,
         "median_ns_per_op": iv.estimate, "min_ns_per_op": min(per_op),
         "ci_low_ns": iv.low, "ci_high_ns": iv.high, "cv": stats.cv(per_op),
         "unstable": stats.relative_width(iv) > settings.unstable_width,
-        "peak_rss_bytes": r.get("peak_rss"), "bytes_requested": s.get("bytes_requested"),
+        "peak_rss_bytes": r.peak_rss, "bytes_requested": s.get("bytes_requested"),
         "bytes_peak": peak, "reserved_peak": reserved, "overhead_pct": overhead,
         "allocs": s.get("allocs"), "frees": s.get("frees"),
-        "instructions_per_op": r.get("instructions_per_op"), "cycles_per_op": r.get("cycles_per_op"),
+        "instructions_per_op": r.instructions_per_op, "cycles_per_op": r.cycles_per_op,
         "minor_faults_per_op": faults_per_op(m, "minor_faults"), "major_faults_per_op": faults_per_op(m, "major_faults"),
-        "inputs": r.get("inputs") or "", "malloc": r.get("malloc") or "",
+        "inputs": r.inputs or "", "malloc": r.malloc or "",
         "process_spread": process_spread(list(m.visits().values())),
     }
 
@@ -146,8 +142,8 @@ def faults_per_op(m, kind):
     """Page faults of one kind per operation over all the cell's samples (a
     getrusage delta around each, outside the timed region); None when the
     cell did not count them (an older cell)."""
-    faults = m.result.get(kind)
-    if not faults or len(faults) != len(m.result["samples_ns"]) or any(f is None for f in faults):
+    faults = getattr(m.result, kind)
+    if not faults or len(faults) != len(m.result.samples_ns) or any(f is None for f in faults):
         return None
     return sum(faults) / (m.ops() * len(faults))
 
@@ -201,7 +197,7 @@ class Ratios:
                 continue
             if only is not None and m.cell.strategy not in only:
                 continue
-            memo = (m.cell.key(), len(m.result["samples_ns"]), len(b.result["samples_ns"]))
+            memo = (m.cell.key(), len(m.result.samples_ns), len(b.result.samples_ns))
             if memo not in self.done:
                 self.done[memo] = ratio_of(m, b)
             iv = self.done[memo]

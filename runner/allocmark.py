@@ -9,9 +9,10 @@ Python 3 standard library only.
 The work is done by the modules of the runner package, one job each:
   cli.py         the command line and its converters
   config.py      plan: checks the input, returns a frozen RunConfig; creates nothing
-  catalog.py     the rows (allocators/strategies.txt), what is built, the workload list
+  catalog.py     the rows (allocators/strategies.txt) and what is built
   matrix.py      the cells, blocks and the order of visits
-  rounds.py      one visit to a cell; cell_process.py starts the process and reads its line
+  rounds.py      one visit to a cell; cell_process.py starts the process, cell_protocol.py
+                 builds its command line and reads its answer (Answer)
   aggregate.py   a cell's summary over its visits and the paired ratios (stats.py: the intervals)
   environment.py what of the machine can blur a timing, for meta.json and one warning
   schema.py      the CSV columns, the key of a cell, number formatting

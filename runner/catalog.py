@@ -3,9 +3,7 @@ allocators/strategies.txt (the rows), which rows are built for a compiler
 (build/<compiler>/bin), and the workloads a cell lists (am-cell --list).
 It runs no measurement and writes nothing."""
 import collections
-import json
 import os
-import subprocess
 import sys
 
 from runner.errors import UsageError
@@ -206,18 +204,3 @@ def built_rows(bindir, listed):
 
 def unlisted_binaries(bindir, listed):
     return sorted(binaries(bindir) - set(listed))
-
-
-def list_workloads(exe):
-    """The cell's own description of its workloads (am-cell --list): a dict
-    with "compiler" and "workloads" (name, summary, threaded, sizes, ...)."""
-    try:
-        p = subprocess.run([exe, "--list"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError) as e:
-        raise UsageError(f"{exe} --list could not run: {e}")
-    if p.returncode != 0:
-        raise UsageError(f"{exe} --list failed: {p.stderr.strip()}")
-    try:
-        return json.loads(p.stdout)
-    except ValueError:
-        raise UsageError(f"{exe} --list printed no workload list")

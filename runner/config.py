@@ -9,7 +9,7 @@ import shutil
 import random
 import types
 
-from runner import aggregate, catalog, matrix, memlimit, pinning, runlock
+from runner import aggregate, catalog, cell_protocol, matrix, memlimit, pinning, runlock
 from runner.errors import UsageError
 
 DEFAULT_BASELINE = "monotonic"
@@ -259,7 +259,7 @@ def plan(args):
         allocators = allocators + [control]
     order = [r for r in every_built if r in allocators]
 
-    listing = {c: catalog.list_workloads(catalog.cell_exe(catalog.bin_dir(args.build_root, c), rows_of[c][0]))
+    listing = {c: cell_protocol.list_workloads(catalog.cell_exe(catalog.bin_dir(args.build_root, c), rows_of[c][0]))
                for c in compilers}
     wl = {w["name"]: w for w in listing[compilers[0]]["workloads"]}
     names = args.workloads or catalog.suite_workloads(wl.values(), args.suite)

@@ -6,8 +6,9 @@ import os
 import subprocess
 import tempfile
 
-from runner import outputs
-from runner.cell_process import cell_env, parse_json_line
+from runner import cell_protocol, outputs
+from runner.cell_process import cell_env
+from runner.cell_protocol import parse_json_line
 
 
 def write(cfg):
@@ -24,14 +25,8 @@ def write(cfg):
         size = max(c.size for c in mine)
         threads = max([c.threads for c in mine if c.threads <= cpus] or [1])
         param = min(c.param for c in mine)
-        cmd = [exe, "--workload", name, "--size", str(size), "--seed", str(cfg.seed), "--stats"]
-        limit = cfg.mem_limits.get(compiler)
-        if limit:
-            cmd += ["--mem-limit", str(limit)]
-        if threads > 1:
-            cmd += ["--threads", str(threads)]
-        if param:
-            cmd += ["--param", repr(float(param))]
+        cmd = cell_protocol.command(exe, name, size, seed=cfg.seed, threads=threads, param=param,
+                                    mem_limit=cfg.mem_limits.get(compiler), mode="stats")
         what = f"counting table of {strategy} {name} {size}"
         with tempfile.TemporaryDirectory(prefix="allocmark-") as scratch:
             try:

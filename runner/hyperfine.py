@@ -19,8 +19,8 @@ import tempfile
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from runner import catalog, meta, outputs  # noqa: E402
-from runner.cell_process import parse_json_line  # noqa: E402
+from runner import catalog, cell_protocol, meta, outputs  # noqa: E402
+from runner.cell_protocol import parse_json_line  # noqa: E402
 from runner.cli import names_arg, whole_number  # noqa: E402
 from runner.errors import UsageError  # noqa: E402
 
@@ -70,7 +70,8 @@ def run_folder(path):
 
 
 def cell_command(exe, workload, size, reps):
-    return [exe, "--workload", workload, "--size", str(size), "--reps", str(reps), "--samples", "1"]
+    """A whole process timed by hyperfine: the row alone, as a program would run it."""
+    return cell_protocol.command(exe, workload, size, samples=1, reps=reps, alone=True)
 
 
 def run_once(cmd):
@@ -148,7 +149,7 @@ def main(argv=None):
                 raise UsageError(f"strategy '{s}' is not built for {ref}; built: {', '.join(rows_of[ref])}")
         exe = {c: {r: catalog.cell_exe(catalog.bin_dir(args.build_root, c), r) for r in rows_of[c]}
                for c in rows_of}
-        listing = catalog.list_workloads(exe[ref][rows_of[ref][0]])
+        listing = cell_protocol.list_workloads(exe[ref][rows_of[ref][0]])
         names = [w["name"] for w in listing["workloads"]]
         workload = args.workload or next((w for w in PREFERRED_WORKLOADS if w in names), names[0])
         if workload not in names:
@@ -161,12 +162,12 @@ def main(argv=None):
         reps = args.reps
         if not reps:
             base = args.strategy if args.strategy in rows_of[ref] else strategies[0]
-            cal = run_once([exe[ref][base], "--workload", workload, "--size", str(args.size),
-                            "--samples", "1", "--min-ms", repr(CALIBRATE_MS)])
+            cal = run_once(cell_protocol.command(exe[ref][base], workload, args.size, samples=1,
+                                                 min_ms=CALIBRATE_MS, alone=True))
             reps = int(cal["reps"])
         out_dir = run_folder(args.run)
         info = {c: meta.compiler_info(args.build_root, c, listing if c == ref else
-                                      catalog.list_workloads(exe[c][rows_of[c][0]]))
+                                      cell_protocol.list_workloads(exe[c][rows_of[c][0]]))
                 for c in args.compilers}
 
         def note(cs):

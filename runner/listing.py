@@ -1,7 +1,7 @@
 """listing.py: `allocmark.py --list` (make list): the rows of
 allocators/strategies.txt with what is built of them, and the workloads with
 their sizes, as the cells describe them. It only prints."""
-from runner import catalog, config, matrix
+from runner import catalog, cell_protocol, config, matrix
 
 
 def print_list(build_root, compilers):
@@ -23,7 +23,7 @@ def print_list(build_root, compilers):
     if c is None:
         print("workloads: build the cells first (make)")
         return 0
-    info = catalog.list_workloads(catalog.cell_exe(catalog.bin_dir(build_root, c), built[c][0]))
+    info = cell_protocol.list_workloads(catalog.cell_exe(catalog.bin_dir(build_root, c), built[c][0]))
     print("workloads (sizes: default sweep; linear: whole sweep; log):")
     for w in info["workloads"]:
         print(f"  {w['name']}{'  [threaded]' if w['threaded'] else ''}: {w['summary']}")

@@ -130,7 +130,7 @@ def static_meta(cfg):
 def _hardware_counters(ok):
     hw = None
     for m in ok:
-        v = m.result.get("hw_counters")
+        v = m.result.hw_counters
         if v and v != "ok":
             return v
         if v == "ok":
@@ -142,7 +142,7 @@ def make_meta(cfg, static, measurements, started, state, pinning_note, revisits=
     """meta.json as a dict. revisits: what the run's revisits did (run.Visits.note);
     cpu_times: environment.cpu_times() as the run began, for the host's steal."""
     ok = [m for m in measurements if m.status == "ok"]
-    res = [m.result.get("timer_resolution_ns") for m in ok if m.result.get("timer_resolution_ns")]
+    res = [m.result.timer_resolution_ns for m in ok if m.result.timer_resolution_ns]
     meta = {"run_id": cfg.run_id, "date": started.isoformat(timespec="seconds"), "state": state,
             "runner": runlock.this_runner()}  # so that a reader can tell a run that died (rundir.py)
     meta.update(static)

@@ -97,23 +97,19 @@ def sample_lines(measurements):
     for m in measurements:
         if m.status != "ok":
             continue
-        ops, rounds = m.ops(), m.result.get("sample_rounds") or []
-        minor, major = m.result.get("minor_faults") or [], m.result.get("major_faults") or []
-        partner, preps = m.result.get("partner") or "", m.result.get("partner_reps")
-        pns = m.result.get("partner_samples_ns") or []
-        for i, ns in enumerate(m.result["samples_ns"]):
-            out.append(list(m.cell.key()) + [i, m.result["reps"], ns, ns / ops,
-                                             rounds[i] + 1 if i < len(rounds) else 1,
-                                             minor[i] if i < len(minor) else None,
-                                             major[i] if i < len(major) else None,
-                                             partner if i < len(pns) else "", preps if i < len(pns) else None,
-                                             pns[i] if i < len(pns) else None])
+        r, ops = m.result, m.ops()
+        paired = r.is_paired()
+        for i, ns in enumerate(r.samples_ns):
+            out.append(list(m.cell.key()) + [i, r.reps, ns, ns / ops, r.sample_rounds[i] + 1,
+                                             r.minor_faults[i], r.major_faults[i],
+                                             r.partner if paired else "", r.partner_reps if paired else None,
+                                             r.partner_samples_ns[i] if paired else None])
     return out
 
 
 def metric_lines(measurements):
     return [list(m.cell.key()) + [name, value] for m in measurements if m.status == "ok"
-            for name, value in (m.result.get("metrics") or {}).items()]
+            for name, value in m.result.metrics.items()]
 
 
 def _lines(entries, cols):
@@ -127,11 +123,11 @@ def table_text(done, ratio_list, versus, baseline, order, cpus, markdown, marks=
     t = tables.build(summary, ratio_list, baseline, order, cpus=cpus, marks=marks)
     shared = {}
     for m in done:
-        v = ((m.result or {}).get("metrics") or {}).get("shared_heap")
+        v = m.result.metrics.get("shared_heap") if m.result else None
         if v is not None:
             shared[m.cell.strategy] = bool(v)
     t += tables.build_versus(summary, versus, order, cpus=cpus, shared=shared, marks=marks)
-    metrics = {m.cell.key(): (m.result or {}).get("metrics") or {} for m in done}
+    metrics = {m.cell.key(): m.result.metrics if m.result else {} for m in done}
     for workload, ref in BENCH_LINES.items():
         t += tables.build_bench_lines(summary, metrics, workload, ref, order)
     for workload in SLOWDOWN:

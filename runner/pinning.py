@@ -17,7 +17,7 @@ import os
 import subprocess
 import time
 
-from runner import cell_process
+from runner import cell_protocol
 
 # a CPU must be this much faster than the last one to be chosen instead: near
 # ties would otherwise flip between runs for nothing
@@ -58,8 +58,7 @@ def place(cpu, threaded_with_many=False):
 def probe_command(exe, reps):
     """A short, fixed cell run. Of the workloads, the allocation loop tells a
     vCPU's slow and fast states apart best (docs/measurements.md)."""
-    return [exe, "--workload", "alloc_pair", "--size", "256",
-            "--samples", "3", "--reps", str(reps), "--seed", "1"]
+    return cell_protocol.command(exe, "alloc_pair", 256, seed=1, samples=3, reps=reps, alone=True)
 
 
 def probe_once(cmd, cpu):
@@ -68,7 +67,7 @@ def probe_once(cmd, cpu):
     try:
         place(cpu)
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
-        d = cell_process.parse_json_line(p.stdout)
+        d = cell_protocol.parse_json_line(p.stdout)
         return min(d["samples_ns"]) / d["reps"]
     except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError, TypeError):
         return None

@@ -18,7 +18,7 @@ import sys
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from runner import aggregate, crosscc, matrix, outputs, rundir, schema  # noqa: E402
+from runner import aggregate, cell_protocol, crosscc, matrix, outputs, rundir, schema  # noqa: E402
 from runner.errors import RunError  # noqa: E402
 
 COUNTED = ("bytes_requested", "bytes_peak", "reserved_peak", "allocs", "frees")
@@ -36,23 +36,10 @@ def measurement(entry, samples, metrics):
         return m
     if not samples:
         raise RunError(f"summary.csv has cell {' '.join(m.fields())} ok, but samples.csv has no sample of it")
-    reps = {s["reps"] for s in samples}
-    if len(reps) != 1:
-        raise RunError(f"samples.csv: cell {' '.join(m.fields())} has samples of {len(reps)} repetition counts")
-    m.result = {"reps": _whole(reps.pop()), "ops_per_rep": _whole(entry["ops_per_rep"]),
-                "samples_ns": [_whole(s["ns"]) for s in samples],
-                "sample_rounds": [int(s["round"]) - 1 for s in samples],
-                "minor_faults": [_whole(s["minor_faults"]) for s in samples],
-                "major_faults": [_whole(s["major_faults"]) for s in samples],
-                "inputs": entry["inputs"], "malloc": entry["malloc"],
-                "peak_rss": _whole(entry["peak_rss_bytes"]),
-                "instructions_per_op": entry["instructions_per_op"], "cycles_per_op": entry["cycles_per_op"],
-                "metrics": metrics}
-    if all(s["partner_ns"] is not None for s in samples) and samples[0]["partner"]:
-        m.result.update(partner=samples[0]["partner"], partner_reps=_whole(samples[0]["partner_reps"]),
-                        partner_samples_ns=[_whole(s["partner_ns"]) for s in samples])
-    if m.result["ops_per_rep"] is None:
-        del m.result["ops_per_rep"]
+    try:
+        m.result = cell_protocol.Answer.from_csv(entry, samples, metrics)
+    except ValueError as e:
+        raise RunError(f"samples.csv: cell {' '.join(m.fields())} has {e}")
     m.stats = {k: _whole(entry[k]) for k in COUNTED if entry[k] is not None}
     return m
 

@@ -2,11 +2,12 @@
 the checksum and runs the -stats twin for the counts; each later round (and
 each revisit of an unstable block) takes more samples with round 1's
 repetitions and reference checksum. A failure in any round fails the cell.
-The processes are started by cell_process.py."""
+The processes are started by cell_process.py, their command lines and
+answers are cell_protocol.py's."""
 import os
 
-from runner import aggregate, catalog, memlimit
-from runner.cell_process import check_answer
+from runner import aggregate, catalog, cell_protocol, memlimit
+from runner.cell_protocol import check_answer
 
 
 def samples_in_round(samples, rounds, rnd):
@@ -16,16 +17,11 @@ def samples_in_round(samples, rounds, rnd):
     return samples // rounds + (rnd < samples % rounds)
 
 
-def cell_options(cell, seed, limit):
-    """The options every process of a cell gets."""
-    opts = ["--workload", cell.workload, "--size", str(cell.size), "--seed", str(seed)]
-    if cell.threaded:
-        opts += ["--threads", str(cell.threads)]
-    if cell.param:
-        opts += ["--param", repr(float(cell.param))]
-    if limit:  # the cell caps itself: a preexec_fn here would cost a fork of this process
-        opts += ["--mem-limit", str(limit)]
-    return opts
+def cell_command(exe, cell, seed, limit, work_loops=None, **more):
+    """The command of one of the cell's processes (cell_protocol.command)."""
+    return cell_protocol.command(exe, cell.workload, cell.size, seed=seed,
+                                 threads=cell.threads if cell.threaded else 1, param=cell.param,
+                                 mem_limit=limit, work_loops=work_loops, **more)
 
 
 def work_key(cell):
@@ -40,17 +36,11 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
     work_loops), so that every row does the same work between operations."""
     cell = m.cell
     limit = cfg.mem_limits.get(cell.compiler)
-    common = cell_options(cell, cfg.seed, limit)
-    if work_loops is not None:
-        common += ["--work-loops", str(work_loops)]
-    cmd = [cfg.cell_exe(cell.compiler, cell.strategy)] + common + [
-        "--samples", str(samples_in_round(cfg.samples, cfg.rounds, rnd)), "--min-ms", repr(cfg.min_ms)]
-    if rnd:  # round 1's count, and its reference checksum: the cell need not compute it again
-        cmd += ["--reps", str(m.result["reps"])]
-        if m.result.get("partner_reps"):
-            cmd += ["--partner-reps", str(m.result["partner_reps"])]
-        if isinstance(m.result.get("expect"), int):
-            cmd += ["--expect", str(m.result["expect"])]
+    later = {}
+    if rnd:  # round 1's counts, and its reference checksum: the cell need not compute it again
+        later = {"reps": m.result.reps, "partner_reps": m.result.partner_reps, "expect": m.result.expect}
+    cmd = cell_command(cfg.cell_exe(cell.compiler, cell.strategy), cell, cfg.seed, limit, work_loops,
+                       samples=samples_in_round(cfg.samples, cfg.rounds, rnd), min_ms=cfg.min_ms, **later)
     out, why = launcher.run(cmd, cell.threaded and cell.threads > 1, "later visits" if rnd else "first visits")
     if not why:
         why = check_answer(out)
@@ -79,13 +69,13 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
         if not os.path.exists(exe):
             note = "no -stats binary"
         else:
-            sout, swhy = launcher.run([exe] + common + ["--stats-only"], kind="-stats runs")
+            scmd = cell_command(exe, cell, cfg.seed, limit, work_loops, mode="stats-only")
+            sout, swhy = launcher.run(scmd, kind="-stats runs")
             if swhy:
                 note = "stats run: " + swhy
             else:
                 counted = sout.get("stats", {})
-    out["sample_rounds"] = [0] * len(out.get("samples_ns", []))
-    m.result, m.stats, m.reason = out, counted, note
+    m.result, m.stats, m.reason = cell_protocol.Answer.from_json(out), counted, note
     m.summary = aggregate.summarize(m, cfg.settings)
     m.status = "ok"
 
@@ -93,23 +83,12 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
 def add_round(m, out, why, rnd, settings=aggregate.Settings()):
     """A later round's samples join round 1's; a round that fails fails the cell:
     a crash or a wrong checksum in any process is the cell's result."""
-    if not why and (out.get("status") != "ok" or out.get("reps") != m.result["reps"]):
-        why = f"unexpected answer: status {out.get('status')}, reps {out.get('reps')}"
-    if not why and (out.get("partner"), out.get("partner_reps")) != (m.result.get("partner"),
-                                                                    m.result.get("partner_reps")):
-        why = f"timed beside another partner than round 1 ({out.get('partner')}, {out.get('partner_reps')} reps)"
-    if not why and out.get("inputs") != m.result.get("inputs"):
-        why = f"ran other inputs than round 1 (digest {out.get('inputs')}, not {m.result.get('inputs')})"
+    if not why and out.get("status") != "ok":
+        why = f"unexpected answer: status {out.get('status')}"
+    if not why:
+        why = m.result.mismatch(out)
     if why:
         m.status, m.reason, m.summary = "failed", f"round {rnd + 1}: {why}", None
         return
-    r = m.result
-    r["samples_ns"] = r["samples_ns"] + out["samples_ns"]
-    if "partner_samples_ns" in r:
-        r["partner_samples_ns"] = r["partner_samples_ns"] + out["partner_samples_ns"]
-    r["sample_rounds"] = r["sample_rounds"] + [rnd] * len(out["samples_ns"])
-    for kind in ("minor_faults", "major_faults"):
-        r[kind] = (r.get(kind) or []) + (out.get(kind) or [None] * len(out["samples_ns"]))
-    if out.get("peak_rss"):
-        r["peak_rss"] = max(r.get("peak_rss") or 0, out["peak_rss"])
+    m.result.join(out, rnd)
     m.summary = aggregate.summarize(m, settings)

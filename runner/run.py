@@ -148,7 +148,7 @@ class Visits:
             t0 = time.monotonic()
             key = rounds.work_key(c)
             rounds.measure(m, self.cfg, self.launcher, rnd, self.work_loops.get(key))
-            loops = (m.result or {}).get("metrics", {}).get("work_loops") if m.status == "ok" else None
+            loops = m.result.metrics.get("work_loops") if m.status == "ok" else None
             if loops is not None:
                 self.work_loops.setdefault(key, int(loops))
             self.progress.after(m, time.monotonic() - t0, rnd)
@@ -199,7 +199,7 @@ class Visits:
         with their wall time, the time in samples, the CPU probes."""
         out = {k: {"processes": n, "seconds": round(s, 2), "ms_each": round(1000 * s / n, 1)}
                for k, (n, s) in sorted(self.launcher.spent.items()) if n}
-        sampled = sum(sum(m.result["samples_ns"]) for m in self.of.values() if m.status == "ok") / 1e9
+        sampled = sum(sum(m.result.samples_ns) for m in self.of.values() if m.status == "ok") / 1e9
         out["in samples"] = {"seconds": round(sampled, 2)}
         out["CPU probes"] = {"probes": self.pinner.probes, "seconds": round(self.pinner.seconds, 2)}
         return out

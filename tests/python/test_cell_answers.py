@@ -2,7 +2,7 @@
 not a positive finite number (NaN, Infinity, null, negative, zero), or a line
 that is not JSON at all, fails that cell with a reason that says so, and the
 run goes on. The cells here are wrappers around a real am-cell that spoil its
-line (cell_process.run_process directly, and a whole run through a build
+line (cell_protocol.run directly, and a whole run through a build
 folder whose minimal row is such a wrapper)."""
 import json
 import os
@@ -15,7 +15,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, COMPILER, RUNNER, ensure_cells, read_csv  # noqa: E402
-from runner import catalog, cell_process  # noqa: E402
+from runner import catalog, cell_protocol  # noqa: E402
 
 # runs the real cell and puts AM_SPOIL_SAMPLE's text first in samples_ns
 # ("<cut>": the line cut in half, so that it is no longer JSON)
@@ -68,9 +68,9 @@ class SpoiledAnswers(unittest.TestCase):
 
     def answer(self, spoil):
         env = dict(os.environ, AM_SPOIL_SAMPLE=spoil)
-        out, why = cell_process.run_process(self.cmd, 60, self.tmp.name, env)
+        out, why = cell_protocol.run(self.cmd, 60, self.tmp.name, env)
         if not why:
-            why = cell_process.check_answer(out)
+            why = cell_protocol.check_answer(out)
         return why
 
     def test_an_unspoiled_answer_is_accepted(self):

@@ -84,8 +84,9 @@ class FakeHyperfine(unittest.TestCase):
         self.assertEqual([n for n, _ in compilers], ["cc-one", "cc-two"])
         for name, cmd in strategies + compilers:
             self.assertTrue(os.path.basename(cmd[0]).startswith("am-cell-"), cmd)
-            self.assertEqual(cmd[1:], ["--workload", "thrash_pool", "--size", "10", "--reps", "7",
-                                       "--samples", "1"])
+            # the row alone: a whole process as a program runs it, no partner beside it
+            self.assertEqual(cmd[1:], ["--workload", "thrash_pool", "--size", "10", "--samples", "1",
+                                       "--reps", "7", "--alone"])
         self.assertIn(os.path.join("cc-two", "bin", "am-cell-system"), compilers[1][1][0])
 
     def test_files_in_the_run_folder_with_peak_memory(self):

@@ -12,7 +12,7 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 from report import readme_table, readme_workloads  # noqa: E402
-from runner import catalog  # noqa: E402
+from runner import catalog, cell_protocol  # noqa: E402
 
 SCRIPT = os.path.join(ROOT, "report", "readme_workloads.py")
 
@@ -28,7 +28,7 @@ def listing():
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     build = os.environ.get("AM_BUILD")  # set by make test: the build folder it made
     cell = catalog.cell_exe(os.path.join(ROOT, build, "bin"), "system") if build else readme_workloads.default_cell()
-    return catalog.list_workloads(cell)
+    return cell_protocol.list_workloads(cell)
 
 
 def defined_workloads():

@@ -15,7 +15,7 @@ import unittest.mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, ensure_cells  # noqa: E402
-from runner import aggregate, catalog, matrix, outputs, progress, rounds, run, schema  # noqa: E402
+from runner import aggregate, catalog, cell_protocol, matrix, outputs, progress, rounds, run, schema  # noqa: E402
 
 
 class Rounds(unittest.TestCase):
@@ -92,8 +92,8 @@ class Rounds(unittest.TestCase):
     def made_up_cell(self):
         c = aggregate.Measurement(matrix.Cell("cc", "system", "thrash_pool", 10, 1, 0.0, False))
         c.status, c.stats = "ok", {}
-        c.result = {"reps": 4, "ops_per_rep": 2, "samples_ns": [800, 880], "sample_rounds": [0, 0],
-                    "peak_rss": 100}
+        c.result = cell_protocol.Answer.from_json({"reps": 4, "ops_per_rep": 2, "samples_ns": [800, 880],
+                                                   "peak_rss": 100})
         c.summary = aggregate.summarize(c)
         return c
 
@@ -101,9 +101,9 @@ class Rounds(unittest.TestCase):
         c = self.made_up_cell()
         rounds.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960], "peak_rss": 300}, None, 1)
         self.assertEqual(c.status, "ok")
-        self.assertEqual(c.result["samples_ns"], [800, 880, 960])
-        self.assertEqual(c.result["sample_rounds"], [0, 0, 1])
-        self.assertEqual(c.result["peak_rss"], 300)
+        self.assertEqual(c.result.samples_ns, [800, 880, 960])
+        self.assertEqual(c.result.sample_rounds, [0, 0, 1])
+        self.assertEqual(c.result.peak_rss, 300)
         self.assertEqual((c.summary["samples"], c.summary["visits"]), (3, 2))
         # visits 105 (the median of 100 and 110 ns per op) and 120: every process counts once
         self.assertEqual(c.summary["median_ns_per_op"], 112.5)
@@ -115,7 +115,7 @@ class Rounds(unittest.TestCase):
         self.assertEqual([rounds.samples_in_round(7, 3, r) for r in (3, 4)], [2, 2])
         c = self.made_up_cell()
         rounds.add_round(c, {"status": "ok", "reps": 4, "samples_ns": [960]}, None, 5)
-        self.assertEqual(c.result["sample_rounds"], [0, 0, 5])
+        self.assertEqual(c.result.sample_rounds, [0, 0, 5])
         self.assertEqual(c.summary["visits"], 2)
 
     def test_a_failed_later_round_fails_the_cell(self):
@@ -155,7 +155,8 @@ class Expect(unittest.TestCase):
     def test_a_later_round_passes_round_one_s_reps_and_reference(self):
         c = aggregate.Measurement(matrix.Cell("gcc", "system", "thrash_pool", 10, 1, 0.0, False))
         c.status = "ok"
-        c.result = {"reps": 4, "expect": 2 ** 63 + 5, "ops_per_rep": 1, "samples_ns": [8], "sample_rounds": [0]}
+        c.result = cell_protocol.Answer.from_json({"reps": 4, "expect": 2 ** 63 + 5, "ops_per_rep": 1,
+                                                   "samples_ns": [8]})
         c.summary = aggregate.summarize(c)
         cfg = types.SimpleNamespace(seed=1, samples=3, rounds=3, min_ms=1.0, mem_limits={},
                                     settings=aggregate.Settings(),
@@ -169,7 +170,7 @@ class Expect(unittest.TestCase):
         rounds.measure(c, cfg, FakeLauncher(), rnd=1)
         self.assertEqual(seen[0][seen[0].index("--reps") + 1], "4")
         self.assertEqual(seen[0][seen[0].index("--expect") + 1], str(2 ** 63 + 5))
-        self.assertEqual(c.result["samples_ns"], [8, 9])
+        self.assertEqual(c.result.samples_ns, [8, 9])
 
 
 if __name__ == "__main__":
@@ -219,7 +220,7 @@ class Revisits(unittest.TestCase):
         with unittest.mock.patch.object(rounds, "measure", tracking):
             visits.planned()
             visits.revisits()
-        return {(m.cell.strategy, m.cell.size): sorted(set(m.result["sample_rounds"])) for m in measurements}, visits
+        return {(m.cell.strategy, m.cell.size): sorted(set(m.result.sample_rounds)) for m in measurements}, visits
 
     def test_an_unstable_block_is_visited_again_up_to_the_limit(self):
         seen, visits = self.visit_all(noisy_size=2)

@@ -22,7 +22,7 @@ except ImportError:  # Windows
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, COMPILER, RUNNER, TINY, ensure_cells  # noqa: E402
-from runner import allocmark, catalog, cli, config, meta, run as run_module, rundir, runlock  # noqa: E402
+from runner import allocmark, catalog, cell_protocol, cli, config, meta, run as run_module, rundir, runlock  # noqa: E402
 
 # the smallest run: two cells, no CPU probe, no control, no counting tables
 SMALL = TINY + ["--sizes", "10", "--baseline", "system", "--cpu", "none", "--no-control", "--no-stats-tables"]
@@ -210,7 +210,7 @@ class EarlyInterrupt(unittest.TestCase):
         self.assertEqual(os.listdir(self.tmp.name), [])
 
     def test_while_planning(self):
-        with mock.patch.object(catalog, "list_workloads", side_effect=KeyboardInterrupt):
+        with mock.patch.object(cell_protocol, "list_workloads", side_effect=KeyboardInterrupt):
             rc, text = self.quietly(allocmark.main, arguments(self.out))
         self.assertEqual(rc, 130)
         self.assertIn("interrupted before the first cell", text)

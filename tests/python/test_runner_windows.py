@@ -20,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import test_runner  # noqa: E402  (puts the repository on the path)
 from report import plots  # noqa: E402
-from runner import catalog, cell_process  # noqa: E402
+from runner import catalog, cell_process, cell_protocol  # noqa: E402
 
 # what CMakeLists.txt writes for a Visual Studio build
 MSVC_INFO = {"command": "C:/Program Files/Microsoft Visual Studio/2022/Enterprise/VC/Tools/MSVC/14.40.33807/"
@@ -31,27 +31,27 @@ MSVC_INFO = {"command": "C:/Program Files/Microsoft Visual Studio/2022/Enterpris
 
 class ExitCodes(unittest.TestCase):
     def test_windows_exceptions_are_crashes(self):
-        self.assertEqual(cell_process.crash_reason(0xC0000005, windows=True),
+        self.assertEqual(cell_protocol.crash_reason(0xC0000005, windows=True),
                          "crashed (access violation 0xC0000005)")
-        self.assertEqual(cell_process.crash_reason(0xC00000FD, windows=True), "crashed (stack overflow 0xC00000FD)")
-        self.assertEqual(cell_process.crash_reason(0xE06D7363, windows=True), "crashed (exception 0xE06D7363)")
+        self.assertEqual(cell_protocol.crash_reason(0xC00000FD, windows=True), "crashed (stack overflow 0xC00000FD)")
+        self.assertEqual(cell_protocol.crash_reason(0xE06D7363, windows=True), "crashed (exception 0xE06D7363)")
         # subprocess may report the NTSTATUS as a negative 32-bit number
-        self.assertEqual(cell_process.crash_reason(0xC0000409 - 2 ** 32, windows=True),
+        self.assertEqual(cell_protocol.crash_reason(0xC0000409 - 2 ** 32, windows=True),
                          "crashed (fail-fast or stack buffer overrun 0xC0000409)")
 
     def test_plain_exit_statuses_are_not(self):
         for code in (0, 1, 2, 3, 255):
-            self.assertIsNone(cell_process.crash_reason(code, windows=True))
-        self.assertIsNone(cell_process.crash_reason(0xC0000005, windows=False))
+            self.assertIsNone(cell_protocol.crash_reason(code, windows=True))
+        self.assertIsNone(cell_protocol.crash_reason(0xC0000005, windows=False))
 
     def test_signals_on_posix(self):
-        self.assertEqual(cell_process.crash_reason(-11, windows=False), "crashed (SIGSEGV)")
+        self.assertEqual(cell_protocol.crash_reason(-11, windows=False), "crashed (SIGSEGV)")
 
     def test_ctrl_c(self):
-        self.assertTrue(cell_process.interrupted(0xC000013A, windows=True))
-        self.assertFalse(cell_process.interrupted(0xC000013A, windows=False))
-        self.assertTrue(cell_process.interrupted(-2, windows=False))
-        self.assertFalse(cell_process.interrupted(1, windows=True))
+        self.assertTrue(cell_protocol.interrupted(0xC000013A, windows=True))
+        self.assertFalse(cell_protocol.interrupted(0xC000013A, windows=False))
+        self.assertTrue(cell_protocol.interrupted(-2, windows=False))
+        self.assertFalse(cell_protocol.interrupted(1, windows=True))
 
 
 class BinFolder(unittest.TestCase):

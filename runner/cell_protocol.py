@@ -1,0 +1,270 @@
+"""cell_protocol.py: the one Python module that speaks the protocol of the
+measured process (cell/cell_main.c, am-cell-<row>): the command line of a
+cell (command), starting it and reading the one JSON line it answers (run),
+checking that answer before anything keeps it (check_answer), and what a
+measured cell answered, typed (Answer): made from that line (from_json), or
+from a run folder's CSV files (from_csv), so that a live run, --regenerate,
+the gate and the cross-compiler tables hold the same thing."""
+import dataclasses
+import json
+import math
+import os
+import signal
+import subprocess
+
+from runner.errors import UsageError
+
+# Windows has no signals: a crashed process exits with its exception's NTSTATUS
+WINDOWS_CRASHES = {0xC0000005: "access violation", 0xC00000FD: "stack overflow",
+                   0xC0000409: "fail-fast or stack buffer overrun", 0xC0000374: "heap corruption",
+                   0xC000001D: "illegal instruction", 0xC0000094: "integer division by zero",
+                   0x80000003: "breakpoint"}
+WINDOWS_CTRL_C = 0xC000013A
+
+
+def read_json_line(text):
+    """(the last line of text that starts as a JSON object, parsed, or None;
+    why that line is not JSON, or None)."""
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                out = json.loads(line)
+            except ValueError as e:
+                return None, f"answer is not valid JSON ({e}): '{line[:80]}'"
+            return (out, None) if isinstance(out, dict) else (None, "answer is not a JSON object")
+    return None, None
+
+
+def parse_json_line(text):
+    """The last line of text that is a JSON object, or None."""
+    return read_json_line(text)[0]
+
+
+def _positive_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+def check_answer(out):
+    """Why a cell's answer to a measurement (its JSON line, parsed) cannot be
+    kept, or None. The cell is another program: a NaN, null or negative time
+    kept would end the run in the statistics, and with it every cell done."""
+    status = out.get("status")
+    if status not in ("ok", "failed", "skipped"):
+        return f"unexpected answer: status {json.dumps(status)[:40]}"
+    if status != "ok":
+        return None
+    samples = out.get("samples_ns")
+    if not isinstance(samples, list) or not samples:
+        return f"unexpected answer: samples_ns is {json.dumps(samples)[:40]}, not a list of sample times"
+    for i, ns in enumerate(samples):
+        if not _positive_number(ns):
+            return f"unexpected answer: samples_ns[{i}] is {json.dumps(ns)[:40]}, not a positive time"
+    reps = out.get("reps")
+    if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
+        return f"unexpected answer: reps is {json.dumps(reps)[:40]}, not a positive whole number"
+    if "partner_samples_ns" in out:
+        partner = out["partner_samples_ns"]
+        if not isinstance(partner, list) or len(partner) != len(samples):
+            return "unexpected answer: partner_samples_ns is not one time per sample"
+        for i, ns in enumerate(partner):
+            if not _positive_number(ns):
+                return f"unexpected answer: partner_samples_ns[{i}] is {json.dumps(ns)[:40]}, not a positive time"
+        preps = out.get("partner_reps")
+        if not isinstance(preps, int) or isinstance(preps, bool) or preps < 1:
+            return f"unexpected answer: partner_reps is {json.dumps(preps)[:40]}, not a positive whole number"
+    return None
+
+
+def signal_name(num):
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def crash_reason(returncode, windows=(os.name == "nt")):
+    """'crashed (...)' for a process that died of a signal or a Windows exception, else None."""
+    if windows:
+        code = returncode & 0xFFFFFFFF
+        if code >= 0x80000000:
+            return f"crashed ({WINDOWS_CRASHES.get(code, 'exception')} 0x{code:08X})"
+        return None
+    return f"crashed ({signal_name(-returncode)})" if returncode < 0 else None
+
+
+def interrupted(returncode, windows=(os.name == "nt")):
+    """The child died of Ctrl-C (SIGINT, or Windows' STATUS_CONTROL_C_EXIT)."""
+    return returncode == -signal.SIGINT or (windows and returncode & 0xFFFFFFFF == WINDOWS_CTRL_C)
+
+
+
+
+def list_workloads(exe):
+    """The cell's own description of its workloads (am-cell --list): a dict
+    with "compiler" and "workloads" (name, summary, threaded, sizes, ...)."""
+    try:
+        p = subprocess.run([exe, "--list"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise UsageError(f"{exe} --list could not run: {e}")
+    if p.returncode != 0:
+        raise UsageError(f"{exe} --list failed: {p.stderr.strip()}")
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        raise UsageError(f"{exe} --list printed no workload list")
+
+
+def command(exe, workload, size, *, seed=None, threads=1, param=0.0, mem_limit=None, work_loops=None,
+            samples=None, min_ms=None, reps=None, partner_reps=None, expect=None, alone=False, mode=None):
+    """The argv of a cell. mode: None (measure), "stats-only" (one repetition's
+    allocator statistics) or "stats" (the counting build's tables)."""
+    cmd = [exe, "--workload", workload, "--size", str(size)]
+    if seed is not None:
+        cmd += ["--seed", str(seed)]
+    if threads and threads > 1:
+        cmd += ["--threads", str(threads)]
+    if param:
+        cmd += ["--param", repr(float(param))]
+    if mem_limit:  # the cell caps itself: a preexec_fn here would cost a fork of this process
+        cmd += ["--mem-limit", str(mem_limit)]
+    if work_loops is not None:
+        cmd += ["--work-loops", str(work_loops)]
+    if mode:
+        return cmd + ["--" + mode]
+    if samples is not None:
+        cmd += ["--samples", str(samples)]
+    if min_ms is not None:
+        cmd += ["--min-ms", repr(float(min_ms))]
+    if reps is not None:
+        cmd += ["--reps", str(reps)]
+        if partner_reps:
+            cmd += ["--partner-reps", str(partner_reps)]
+        if isinstance(expect, int):
+            cmd += ["--expect", str(expect)]
+    if alone:
+        cmd.append("--alone")
+    return cmd
+
+
+def run(cmd, timeout, cwd=None, env=None):
+    """Runs one cell process: (its JSON line parsed, or None; why it failed, or None)."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env)
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {timeout:g} s"
+    except OSError as e:  # could not start, e.g. the executable was removed during the run
+        return None, f"could not start: {e.strerror or e}"
+    if interrupted(p.returncode):
+        raise KeyboardInterrupt
+    crash = crash_reason(p.returncode)
+    if crash:
+        return None, crash
+    out, malformed = read_json_line(p.stdout)
+    err = p.stderr.strip().splitlines()
+    sanitizer = [line for line in err if line.startswith("SUMMARY: ")]
+    if out is not None and out.get("status") == "failed":
+        return out, out.get("reason", "failed") + (f" (exit status {p.returncode})" if p.returncode else "")
+    if p.returncode != 0 or out is None:
+        if sanitizer:
+            return None, f"crashed ({sanitizer[-1][len('SUMMARY: '):][:200]})"
+        last = err[-1][:200] if err else malformed or "no output"
+        return None, f"exit status {p.returncode}: {last}"
+    return out, None
+
+
+
+@dataclasses.dataclass
+class Answer:
+    """What a measured cell answered, over all its visits: the repetitions of
+    a sample and its samples (ns), the round of each, page faults per
+    sample, the partner's samples beside them (cell/partner.h; empty when
+    timed alone), the digest of its inputs and the rest it reported."""
+    reps: int
+    samples_ns: list
+    sample_rounds: list
+    ops_per_rep: float = 1
+    minor_faults: list = None
+    major_faults: list = None
+    partner: str = ""
+    partner_reps: int = None
+    partner_samples_ns: list = None
+    expect: int = None
+    inputs: str = ""
+    malloc: str = ""
+    peak_rss: int = None
+    metrics: dict = dataclasses.field(default_factory=dict)
+    instructions_per_op: float = None
+    cycles_per_op: float = None
+    hw_counters: str = ""
+    timer_resolution_ns: float = None
+
+    @classmethod
+    def from_json(cls, out, rnd=0):
+        """A first visit's answer (checked by check_answer, status ok)."""
+        n = len(out["samples_ns"])
+        return cls(reps=out["reps"], samples_ns=list(out["samples_ns"]), sample_rounds=[rnd] * n,
+                   ops_per_rep=out.get("ops_per_rep") or 1,
+                   minor_faults=list(out.get("minor_faults") or [None] * n),
+                   major_faults=list(out.get("major_faults") or [None] * n),
+                   partner=out.get("partner") or "", partner_reps=out.get("partner_reps"),
+                   partner_samples_ns=list(out["partner_samples_ns"]) if "partner_samples_ns" in out else None,
+                   expect=out.get("expect"), inputs=out.get("inputs") or "", malloc=out.get("malloc") or "",
+                   peak_rss=out.get("peak_rss"), metrics=dict(out.get("metrics") or {}),
+                   instructions_per_op=out.get("instructions_per_op"), cycles_per_op=out.get("cycles_per_op"),
+                   hw_counters=out.get("hw_counters") or "", timer_resolution_ns=out.get("timer_resolution_ns"))
+
+    @classmethod
+    def from_csv(cls, entry, samples, metrics):
+        """A cell's line of summary.csv with its lines of samples.csv (in the
+        file's order) and metrics.csv ({metric: value}), as rundir reads them.
+        ValueError when the samples do not share one repetition count."""
+        reps = {s["reps"] for s in samples}
+        if len(reps) != 1:
+            raise ValueError(f"samples of {len(reps)} repetition counts")
+        paired = bool(samples) and samples[0]["partner"] and all(s["partner_ns"] is not None for s in samples)
+        return cls(reps=_whole(reps.pop()), samples_ns=[_whole(s["ns"]) for s in samples],
+                   sample_rounds=[int(s["round"]) - 1 for s in samples],
+                   ops_per_rep=_whole(entry["ops_per_rep"]) if entry["ops_per_rep"] is not None else 1,
+                   minor_faults=[_whole(s["minor_faults"]) for s in samples],
+                   major_faults=[_whole(s["major_faults"]) for s in samples],
+                   partner=samples[0]["partner"] if paired else "",
+                   partner_reps=_whole(samples[0]["partner_reps"]) if paired else None,
+                   partner_samples_ns=[_whole(s["partner_ns"]) for s in samples] if paired else None,
+                   inputs=entry["inputs"], malloc=entry["malloc"], peak_rss=_whole(entry["peak_rss_bytes"]),
+                   metrics=dict(metrics), instructions_per_op=entry["instructions_per_op"],
+                   cycles_per_op=entry["cycles_per_op"])
+
+    def ops(self):
+        """Operations in one sample."""
+        return self.reps * (self.ops_per_rep or 1)
+
+    def is_paired(self):
+        return bool(self.partner) and self.partner_samples_ns is not None and \
+            len(self.partner_samples_ns) == len(self.samples_ns)
+
+    def mismatch(self, out):
+        """Why a later visit's answer (checked, status ok) cannot join this one, or None."""
+        if out.get("reps") != self.reps:
+            return f"unexpected answer: reps {out.get('reps')}, not {self.reps}"
+        if (out.get("partner") or "", out.get("partner_reps")) != (self.partner, self.partner_reps):
+            return f"timed beside another partner than round 1 ({out.get('partner')}, {out.get('partner_reps')} reps)"
+        if (out.get("inputs") or "") != self.inputs:
+            return f"ran other inputs than round 1 (digest {out.get('inputs')}, not {self.inputs})"
+        return None
+
+    def join(self, out, rnd):
+        """A later visit's samples (round rnd) after these."""
+        n = len(out["samples_ns"])
+        self.samples_ns += out["samples_ns"]
+        self.sample_rounds += [rnd] * n
+        if self.partner_samples_ns is not None:
+            self.partner_samples_ns += out["partner_samples_ns"]
+        self.minor_faults += out.get("minor_faults") or [None] * n
+        self.major_faults += out.get("major_faults") or [None] * n
+        if out.get("peak_rss"):
+            self.peak_rss = max(self.peak_rss or 0, out["peak_rss"])
+
+
+def _whole(v):
+    return int(v) if v is not None and v == int(v) else v
