@@ -249,3 +249,38 @@ def to_revisit(ratios, moved, revisited):
         if n > revisited.get(b, 0):
             need.setdefault(b, 0.0)
     return sorted(need, key=lambda b: (-need[b], str(b)))
+
+
+class Group:
+    """The strategies of one point the run cannot tell apart from the fastest:
+    the fastest by median, and each other whose ratio to it (ratio_of, paired
+    by round) is not marked as a difference. to_fastest: strategy -> that
+    ratio's Interval (None when no round paired)."""
+    __slots__ = ("fastest", "members", "to_fastest")
+
+    def __init__(self, fastest, members, to_fastest):
+        self.fastest, self.members, self.to_fastest = fastest, members, to_fastest
+
+
+GROUP_RULE = ("the fastest group: the fastest strategy by median and every strategy whose ratio to it "
+              "(paired by round, as the ratios to the baseline) is not marked as a difference")
+
+
+def fastest_groups(measurements, settings=Settings()):
+    """{point: Group} over the ok cells with a summary, members ranked by median."""
+    by_point = {}
+    for m in measurements:
+        if m.status == "ok" and m.summary and m.summary.get("median_ns_per_op") is not None:
+            by_point.setdefault(point(m.cell), []).append(m)
+    out = {}
+    for p, ms in by_point.items():
+        ms.sort(key=lambda m: (m.summary["median_ns_per_op"], m.cell.strategy))
+        best = ms[0]
+        members, to = [best.cell.strategy], {}
+        for m in ms[1:]:
+            iv = ratio_of(m, best)
+            to[m.cell.strategy] = iv
+            if not stats.is_difference(iv, settings.margin):
+                members.append(m.cell.strategy)
+        out[p] = Group(best.cell.strategy, members, to)
+    return out

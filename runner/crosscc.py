@@ -107,8 +107,8 @@ def write(out_dir, compilers=None, reference=None, run=None):
     ref = reference or names[0]
     names = [ref] + [c for c in names if c != ref]
     head = f"Compilers of run {run.run_id} ({run.host}): {compilers_line(run, names)}\n\n"
-    text = head + tables.render_text(tbls)
-    md = f"# allocmark run {run.run_id}: compilers\n\n{head}" + tables.render_markdown(tbls)
+    text = head + tables.render_text(tbls, width=tables.WIDTH, legend_once=True)
+    md = f"# allocmark run {run.run_id}: compilers\n\n{head}" + tables.render_markdown(tbls, legend_once=True)
     outputs.write_atomic(os.path.join(out_dir, "compilers.csv"), schema.csv_text(CSV_COLS, rows))
     outputs.write_atomic(os.path.join(out_dir, "compilers.txt"), text)
     outputs.write_atomic(os.path.join(out_dir, "compilers.md"), md)

@@ -1,6 +1,6 @@
 """outputs.py: the files of a run folder. The measured data (samples.csv,
 metrics.csv, meta.json) and what is derived from it (summary.csv, ratios.csv,
-tables.txt, tables.md); every file written to a temporary name and renamed,
+tables.txt, tables.md, matrix.csv); every file written to a temporary name and renamed,
 so a reader or a full disk never sees half a file. It computes nothing: the
 figures come from aggregate.py, the tables from tables.py."""
 import json
@@ -8,8 +8,9 @@ import os
 import shutil
 import sys
 import tempfile
+import textwrap
 
-from runner import aggregate, schema, tables
+from runner import aggregate, digest, schema, tables
 from runner.schema import SAMPLE_COLS, SUMMARY_COLS, RATIO_COLS, METRIC_COLS
 
 # Extra tables of some workloads: OSRM's benchmark lines (its query heap's)
@@ -116,11 +117,13 @@ def _lines(entries, cols):
     return [[e[c] for c in cols] for e in entries]
 
 
-def table_text(done, ratio_list, versus, baseline, order, cpus, markdown, marks=tables.Marks()):
+def table_text(done, ratio_list, versus, baseline, order, cpus, markdown, marks=tables.Marks(), groups=None):
     """The tables of a run. done: Measurements in table_order; ratio_list and
-    versus: ratio entries to the baseline and to the VERSUS rows."""
+    versus: ratio entries to the baseline and to the VERSUS rows; groups:
+    aggregate.fastest_groups."""
     summary = [summary_entry(m) for m in done]
-    t = tables.build(summary, ratio_list, baseline, order, cpus=cpus, marks=marks)
+    members = {p: g.members for p, g in (groups or {}).items()}
+    t = tables.build(summary, ratio_list, baseline, order, cpus=cpus, marks=marks, groups=members)
     shared = {}
     for m in done:
         v = m.result.metrics.get("shared_heap") if m.result else None
@@ -132,7 +135,9 @@ def table_text(done, ratio_list, versus, baseline, order, cpus, markdown, marks=
         t += tables.build_bench_lines(summary, metrics, workload, ref, order)
     for workload in SLOWDOWN:
         t += tables.build_slowdown(summary, metrics, workload, order)
-    return tables.render_markdown(t) if markdown else tables.render_text(t)
+    if markdown:
+        return tables.render_markdown(t, legend_once=True)
+    return tables.render_text(t, width=tables.WIDTH, legend_once=True)
 
 
 def write_data(out_dir, done, meta, staged=None):
@@ -152,8 +157,9 @@ def head_lines(done, control_text):
 
 
 def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, staged=None):
-    """What the data gives: summary.csv, ratios.csv, tables.txt and tables.md;
-    returns the text tables. control: the A/A control (row, twin) or None."""
+    """What the data gives: summary.csv, ratios.csv, tables.txt, tables.md and
+    matrix.csv; returns the run's closing lines (digest.py). control: the A/A
+    control (row, twin) or None."""
     summary = [summary_entry(m) for m in done]
     ratio_list = [ratio_entry(r) for r in ratios.of(done)]
     write_atomic(os.path.join(out_dir, "summary.csv"), schema.csv_text(SUMMARY_COLS, _lines(summary, SUMMARY_COLS)),
@@ -164,14 +170,18 @@ def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, stag
     control_text = control_line(control_entries(done, ratio_list, ratios, control), control)
     marks = marks_of(ratios, control_text)
     head = head_lines(done, control_text)
-    text = "\n".join(head) + "\n\n" + table_text(done, ratio_list, versus, ratios.baseline, order, cpus,
-                                                   markdown=False, marks=marks)
+    groups = aggregate.fastest_groups(done, ratios.settings)
+    text = "\n".join(textwrap.fill(line, tables.WIDTH) for line in head) + "\n\n" + table_text(done, ratio_list, versus, ratios.baseline, order, cpus,
+                                                   markdown=False, marks=marks, groups=groups)
     write_atomic(os.path.join(out_dir, "tables.txt"), text, staged)
     write_atomic(os.path.join(out_dir, "tables.md"), f"# allocmark run {run_id}\n\n" +
                  "".join(f"- {line}\n" for line in head) + "\n" +
-                 table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=True, marks=marks),
+                 table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=True, marks=marks,
+                            groups=groups),
                  staged)
-    return text
+    header, lines = tables.matrix_csv(summary, ratio_list, ratios.baseline, order)
+    write_atomic(os.path.join(out_dir, "matrix.csv"), schema.csv_text(header, lines), staged)
+    return digest.digest(done, groups, head, out_dir)
 
 
 def control_of(meta):

@@ -1,6 +1,7 @@
 """progress.py: what the runner says while it measures: on a terminal one
-progress line (visit j/N, round, elapsed, ETA), otherwise a plain line a
-visit. It only prints."""
+progress line (visit j/N, round, elapsed, ETA) that rewrites itself,
+otherwise (piped to a file) a plain line at every tenth of the visits, and
+a line for each failed cell either way. It only prints."""
 import sys
 import time
 
@@ -29,6 +30,7 @@ class Progress:
         self.in_round = 0   # visits of the current round so far, skipped ones too
         self.round_size = cells
         self.rnd = 0
+        self.tenths = 0     # tenths of the visits said so far, when not a terminal
 
     def _where(self, rnd):
         where = f"cell {self.in_round + 1}/{self.round_size}"
@@ -87,7 +89,16 @@ class Progress:
                 print(f"{self._where(rnd)}  {self._name(m.cell)}  {what}")
                 self.width = 0
         else:
-            print(f"{self._where(rnd)}  {self._name(m.cell)}  {what}  ({seconds:.2f} s)", flush=True)
+            self._next(rnd)
+            made = self.i - self.skipped
+            tenths = 10 * made // max(self.total, 1)
+            if m.status == "failed" or tenths > self.tenths:
+                self.tenths = max(self.tenths, tenths)
+                elapsed = time.monotonic() - self.start
+                eta = clock(elapsed / made * (self.total - made)) if made else "?"
+                print(f"{made}/{self.total} visits  {clock(elapsed)} elapsed  ETA {eta}  "
+                      f"{self._name(m.cell)}  {what}", flush=True)
+            return
         self._next(rnd)
 
     def finish(self):

@@ -292,9 +292,8 @@ def measure(cfg, made):
     print(text)
     if len(cfg.compilers) > 1:
         try:
-            cross = crosscc.write(cfg.out_dir, list(cfg.compilers))
-            if cross:
-                print(cross)
+            if crosscc.write(cfg.out_dir, list(cfg.compilers)):
+                print(f"Cross-compiler tables: {os.path.join(cfg.out_dir, 'compilers.txt')} (compilers.md)")
         except (RunError, OSError) as e:
             print(f"allocmark: no cross-compiler tables: {e}", file=sys.stderr)
     return closing(cfg, measurements, state, writer)

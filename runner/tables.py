@@ -1,12 +1,16 @@
 """tables.py: turns a run's summary and ratio entries into the tables people read:
-one table per compiler and workload, a line per size, the median time per op
-of each strategy, then each strategy's ratio to the baseline with its 95%
-interval and its marks. Plain text (for the terminal and tables.txt) and
-Markdown (tables.md). It does no statistics of its own, and takes numbers:
+one table per block (compiler, workload, size, threads, param), a line per
+strategy ranked by time: its median time per op with its 95% interval, its
+ratio to the baseline with its interval and marks, its process spread, and
+whether it is in the block's fastest group. Plain text (tables.txt) and
+Markdown (tables.md), each legend given once; the wide form (a line per
+block, a column per strategy) as CSV for spreadsheets (matrix.csv). It does no statistics of its own, and takes numbers:
 entries are dicts with the columns of summary.csv / ratios.csv (schema.py) in
 their types (size and threads ints, param and figures floats, None where empty)."""
 import collections
+import textwrap
 
+from runner import aggregate
 from runner.schema import fmt
 
 NOT_SIGNIFICANT = "~"
@@ -86,15 +90,8 @@ def format_ratio(ratio, low, high, significant, unstable=False):
 
 
 OVERSUBSCRIBED = "*"
-
-
-def _swept(summary):
-    """(compiler, workload) pairs whose cells vary in threads or param: their
-    tables have a line per (threads, param) at each size instead of a line per size."""
-    seen = {}
-    for r in summary:
-        seen.setdefault((r["compiler"], r["workload"]), set()).add(_tp_key(r))
-    return {k for k, v in seen.items() if len(v) > 1}
+IN_GROUP = "="
+WIDTH = 100  # a run's tables fit a terminal this wide
 
 
 def _tp_key(r):
@@ -104,6 +101,11 @@ def _tp_key(r):
 def _at(r, strategy=None):
     """An entry's place: (compiler, workload, size, threads, param, strategy)."""
     return (r["compiler"], r["workload"], r["size"], r["threads"], r["param"], strategy or r["strategy"])
+
+
+def block_of(r):
+    """An entry's block: (compiler, workload, size, threads, param)."""
+    return (r["compiler"], r["workload"], r["size"], r["threads"], r["param"])
 
 
 def _tp_label(threads, param, cpus):
@@ -128,78 +130,106 @@ def _over_note(cpus, rows):
     return ""
 
 
-def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks()):
-    """Tables as dicts {title, header, lines, legend}; lines of strings. summary
-    and ratios are lists of typed entries (see the top). strategies orders the
-    columns (default: order of first appearance). A workload swept over
-    threads or param gets one table per size, a line per (threads, param);
-    cpus marks the oversubscribed lines; marks: what the legend says of the marks."""
+def time_interval(r):
+    """"12.3 ns [12.1, 12.6]": the median and its interval in the median's unit."""
+    med, lo, hi = r["median_ns_per_op"], r.get("ci_low_ns"), r.get("ci_high_ns")
+    text = format_time(med)
+    if lo is None or hi is None or not med:
+        return text
+    scale = med / float(text.split()[0]) if float(text.split()[0]) else 1.0
+    return f"{text} [{_three_digits(lo / scale)}, {_three_digits(hi / scale)}]"
+
+
+def block_legend(baseline, marks, compared):
+    text = (f"{IN_GROUP} in the first column: in {aggregate.GROUP_RULE}; time = median time per operation over the cell's visits "
+            "(one process each) with its 95% interval; spread = the row's own process-to-process spread "
+            "(robust SD of its visits' medians)")
+    if compared:
+        text += (f"; ratio = strategy / {baseline} (above 1: slower than {baseline}) from the visits of the two "
+                 "in the same rounds, with its 95% interval")
+    return text + "; " + marks_legend(marks)
+
+
+def _status_rank(r):
+    return 0 if r["status"] == "ok" and r["median_ns_per_op"] is not None else 1 if r["status"] != "skipped" else 2
+
+
+def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), groups=None):
+    """Tables as dicts {title, header, lines, legend}; lines of strings: one
+    table per block (compiler, workload, size, threads, param), a line per
+    strategy ranked by median time: its time with interval, its ratio to the
+    baseline with interval and marks, its process spread. summary and ratios
+    are lists of typed entries (see the top); strategies orders equal times
+    and the blocks' strategies; groups: block -> the strategies of its
+    fastest group (aggregate.fastest_groups), marked with IN_GROUP; cpus
+    marks oversubscribed blocks; marks: what the legend says of the marks."""
     order = list(strategies or [])
     for r in summary:
         if r["strategy"] not in order:
             order.append(r["strategy"])
-    swept = _swept(summary)
-    groups = {}
+    blocks = {}
     for r in summary:
-        if (r["compiler"], r["workload"]) in swept:
-            key = (r["compiler"], r["workload"], "size", r["size"])
-        else:
-            key = (r["compiler"], r["workload"], r["threads"], r["param"])
-        groups.setdefault(key, []).append(r)
+        blocks.setdefault(block_of(r), []).append(r)
     ratio_at = {_at(r): r for r in ratios}
+    groups = groups or {}
     tables = []
-    for key in groups:  # insertion order: the caller's order of cells
-        rows = groups[key]
-        present = [s for s in order if any(r["strategy"] == s for r in rows)]
-        compared = [s for s in present if s != baseline] if baseline in present else []
-        if key[2] == "size":
-            tables.append(_swept_table(key, rows, present, compared, baseline, ratio_at, cpus, marks))
-            continue
-        compiler, workload, threads, param = key
-        header = ["size"] + present + [f"{s}/{baseline}" for s in compared]
-        by_size = {}
+    for key, rows in blocks.items():  # insertion order: the caller's order of cells
+        compiler, workload, size, threads, param = key
+        compared = any(r["strategy"] == baseline for r in rows)
+        rows = sorted(rows, key=lambda r: (_status_rank(r), r["median_ns_per_op"] or 0, order.index(r["strategy"])))
+        members = set(groups.get(key, ()))
+        lines = []
         for r in rows:
-            by_size.setdefault(r["size"], {})[r["strategy"]] = r
-        out_rows = []
-        for size in sorted(by_size):
-            cells = by_size[size]
-            line = [str(size)]
-            for s in present:
-                line.append(_cell_text(cells.get(s)))
-            for s in compared:
-                line.append(_ratio_text(ratio_at.get((compiler, workload, size, threads, param, s))))
-            out_rows.append(line)
-        title = f"{compiler}: {workload}" + variant_suffix(threads, param)
-        tables.append({"title": title, "header": header, "lines": out_rows,
-                       "legend": ratio_legend(baseline, marks) if compared else time_legend(marks)})
+            ok = _status_rank(r) == 0
+            time = (time_interval(r) + (UNSTABLE if r.get("unstable") else "")) if ok else _cell_text(r)
+            line = [IN_GROUP if r["strategy"] in members else "", r["strategy"], time]
+            if compared:
+                line.append("baseline" if r["strategy"] == baseline else _ratio_text(ratio_at.get(_at(r))))
+            spread = r.get("process_spread")
+            line.append(f"{spread:.1f}%" if ok and spread is not None else "-")
+            lines.append(line)
+        header = ["", "strategy", "time/op [95%]"] + ([f"/{baseline} [95%]"] if compared else []) + ["spread"]
+        over = f" {OVERSUBSCRIBED}" if cpus and threads > cpus else ""
+        tables.append({"title": f"{compiler}: {workload} size {size}" + variant_suffix(threads, param) + over,
+                       "header": header, "lines": lines, "align": "llrrr" if compared else "llrr",
+                       "legend": block_legend(baseline, marks, compared) +
+                       (f"; {OVERSUBSCRIBED} = more threads than the {cpus} CPUs (oversubscribed)" if over else "")})
     return tables
+
+
+def matrix_csv(summary, ratios, baseline, strategies=None):
+    """The wide form for spreadsheets: (header, lines), a line per block, each
+    strategy's median ns per op, then each one's ratio to the baseline with its
+    interval and whether it is marked as a difference."""
+    order = list(strategies or [])
+    for r in summary:
+        if r["strategy"] not in order:
+            order.append(r["strategy"])
+    compared = [s for s in order if s != baseline]
+    ratio_at = {_at(r): r for r in ratios}
+    blocks = {}
+    for r in summary:
+        blocks.setdefault(block_of(r), {})[r["strategy"]] = r
+    header = ["compiler", "workload", "size", "threads", "param"] + [f"{s} ns/op" for s in order]
+    for s in compared:
+        header += [f"{s}/{baseline}", f"{s}/{baseline} low", f"{s}/{baseline} high", f"{s}/{baseline} marked"]
+    lines = []
+    for key, cells in blocks.items():
+        line = list(key)
+        for s in order:
+            r = cells.get(s)
+            line.append(r["median_ns_per_op"] if r and r["status"] == "ok" else (r["status"] if r else None))
+        for s in compared:
+            q = ratio_at.get(key + (s,))
+            line += [q[k] for k in ("ratio", "ci_low", "ci_high", "significant")] if q else [None] * 4
+        lines.append(line)
+    return header, lines
 
 
 def _ratio_text(q):
     if q is None or q.get("ratio") is None:
         return "-"
     return format_ratio(q["ratio"], q["ci_low"], q["ci_high"], bool(q["significant"]), bool(q.get("unstable")))
-
-
-def _swept_table(key, rows, present, compared, baseline, ratio_at, cpus, marks):
-    compiler, workload, _, size = key
-    by_tp = {}
-    for r in rows:
-        by_tp.setdefault(_tp_key(r), {})[r["strategy"]] = r
-    header = ["threads / param"] + present + [f"{s}/{baseline}" for s in compared]
-    out_rows = []
-    for tp in sorted(by_tp):
-        cells = by_tp[tp]
-        any_row = next(iter(cells.values()))
-        line = [_tp_label(tp[0], tp[1], cpus)]
-        line += [_cell_text(cells.get(s)) for s in present]
-        for s in compared:
-            line.append(_ratio_text(ratio_at.get(_at(any_row, s))))
-        out_rows.append(line)
-    legend = (ratio_legend(baseline, marks) if compared else time_legend(marks)) + \
-        "; n/a = the workload does not apply to the strategy" + _over_note(cpus, out_rows)
-    return {"title": f"{compiler}: {workload} (size {size})", "header": header, "lines": out_rows,
-            "legend": legend}
 
 
 def build_versus(summary, versus, strategies=None, cpus=None, shared=None, marks=Marks()):
@@ -352,32 +382,50 @@ def _chunks(header, lines, width):
     return parts, widths
 
 
-def render_text(tables, width=160):
-    out = []
+def _legends(tables, once):
+    """Each table's legend, or None where the same one was already given."""
+    seen = set()
     for t in tables:
+        yield None if once and t["legend"] in seen else t["legend"]
+        seen.add(t["legend"])
+
+
+def _justify(text, width, align):
+    return text.ljust(width) if align == "l" else text.rjust(width)
+
+
+def render_text(tables, width=160, legend_once=False):
+    """Plain text, columns right-aligned (or as a table's "align" says),
+    split into parts that fit width; legend_once: a legend said once only."""
+    out = []
+    for t, legend in zip(tables, _legends(tables, legend_once)):
         out.append(f"== {t['title']} ==")
         parts, widths = _chunks(t["header"], t["lines"], width)
+        align = t.get("align") or "r" * len(t["header"])
         for b in parts:
-            out.append("  ".join(t["header"][i].rjust(widths[i]) for i in b).rstrip())
+            out.append("  ".join(_justify(t["header"][i], widths[i], align[i]) for i in b).rstrip())
             for r in t["lines"]:
-                out.append("  ".join(r[i].rjust(widths[i]) for i in b).rstrip())
+                out.append("  ".join(_justify(r[i], widths[i], align[i]) for i in b).rstrip())
             out.append("")
-        out.append(t["legend"])
-        out.append("")
+        if legend:
+            out.append(textwrap.fill(legend, width, break_on_hyphens=False))
+            out.append("")
     return "\n".join(out)
 
 
-def render_markdown(tables):
+def render_markdown(tables, legend_once=False):
     out = []
-    for t in tables:
+    for t, legend in zip(tables, _legends(tables, legend_once)):
         out.append(f"### {t['title']}")
         out.append("")
+        align = t.get("align") or "r" * len(t["header"])
         out.append("| " + " | ".join(t["header"]) + " |")
-        out.append("|" + "|".join("---:" for _ in t["header"]) + "|")
+        out.append("|" + "|".join(":---" if a == "l" else "---:" for a in align) + "|")
         for r in t["lines"]:
             # a lone ~ can start strikethrough in some Markdown renderers
             out.append("| " + " | ".join(c.replace("~", "\\~") for c in r) + " |")
         out.append("")
-        out.append(t["legend"] + ".")
-        out.append("")
+        if legend:
+            out.append(legend + ".")
+            out.append("")
     return "\n".join(out)

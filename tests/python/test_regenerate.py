@@ -1,6 +1,6 @@
 """runner/regenerate.py (runner/allocmark.py --regenerate RUN): the derived
-files of a run folder (summary.csv, ratios.csv, tables.txt, tables.md and
-compilers.*) made again from its samples.csv, with the figures summary.csv
+files of a run folder (summary.csv, ratios.csv, tables.txt, tables.md,
+matrix.csv and compilers.*) made again from its samples.csv, with the figures summary.csv
 takes from the samples emptied first, come out byte for byte as the run
 wrote them. test_sweep.py and test_scenarios.py check their runs the same way."""
 import csv
@@ -18,7 +18,7 @@ from test_runner import RUNNER, TINY, ensure_cells, read_csv, run  # noqa: E402
 from runner import schema  # noqa: E402
 
 
-DERIVED = ("summary.csv", "ratios.csv", "tables.txt", "tables.md", "compilers.csv", "compilers.txt",
+DERIVED = ("summary.csv", "ratios.csv", "tables.txt", "tables.md", "matrix.csv", "compilers.csv", "compilers.txt",
            "compilers.md")
 
 

@@ -78,11 +78,17 @@ class Tiny(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def test_run_succeeds_and_prints_tables_and_where(self):
+    def test_run_succeeds_and_prints_its_fastest_group_and_where(self):
         self.assertEqual(self.p.returncode, 0, self.p.stderr)
-        self.assertIn("== " + COMPILER + ": thrash_pool ==", self.p.stdout)
-        self.assertIn("minimal/system", self.p.stdout)
+        self.assertIn("Fastest group per workload", self.p.stdout)
+        self.assertRegex(self.p.stdout, r"\n  thrash_pool 210: [12] of 2: ")
+        self.assertIn(os.path.join(self.out, "tables.txt"), self.p.stdout)
         self.assertIn(self.out, self.p.stdout.splitlines()[-1])
+        with open(os.path.join(self.out, "tables.txt")) as f:
+            text = f.read()
+        for size in (10, 210):
+            self.assertIn(f"== {COMPILER}: thrash_pool size {size} ==", text)
+        self.assertIn("/system [95%]", text)
 
     def test_every_file_is_there_with_its_columns(self):
         expect = {"samples.csv": schema.SAMPLE_COLS, "summary.csv": schema.SUMMARY_COLS,
@@ -211,7 +217,7 @@ class Control(unittest.TestCase):
         self.assertEqual(len(mine), 2)
         marked = sum(r["significant"] == "1" for r in mine)
         with open(os.path.join(self.out, "tables.txt")) as f:
-            first = f.readline().strip()
+            first = " ".join(f.read().split("Unstable cells")[0].split())  # wrapped to the tables' width
         self.assertEqual(first, f"A/A control: control, a second build of monotonic, was marked as a difference "
                                 f"from it in {marked} of 2 cells ({50.0 * marked:.1f}%)")
         with open(os.path.join(self.out, "tables.md")) as f:
@@ -231,6 +237,39 @@ class Control(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("note: no A/A control: control is a second build of monotonic, which this run does not "
                       "measure", p.stdout)
+
+
+class Terminal(unittest.TestCase):
+    """A run like `make bench QUICK=1` (fewer samples) says little on the
+    terminal: at most 60 lines, the full tables in the run folder, no line
+    of them wider than 100 characters, each legend once."""
+
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells("system,minimal,monotonic,control")
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = os.path.join(cls.tmp.name, "run")
+        cls.p = run(["--allocators", "system,minimal", "--quick", "--samples", "3", "--rounds", "3", "--min-ms", "1",
+                     "--revisits", "0", "--cpu", "none", "--no-stats-tables", "--out", cls.out], timeout=300)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_at_most_60_lines(self):
+        self.assertEqual(self.p.returncode, 0, self.p.stdout + self.p.stderr)
+        lines = (self.p.stdout + self.p.stderr).splitlines()
+        self.assertLessEqual(len(lines), 60, "\n".join(lines))
+        _, rows = read_csv(os.path.join(self.out, "summary.csv"))
+        self.assertGreater(len(rows) * 3, 60)  # more visits than lines: progress is not a line a visit
+
+    def test_tables_fit_100_columns_with_each_legend_once(self):
+        with open(os.path.join(self.out, "tables.txt"), encoding="utf-8") as f:
+            text = f.read()
+        wide = [line for line in text.splitlines() if len(line) > 100]
+        self.assertEqual(wide, [])
+        self.assertEqual(text.count("in the first column: in the fastest group"), 1)
+        self.assertGreater(text.count("== "), 10)
 
 
 class RelativeOut(unittest.TestCase):

@@ -1,5 +1,7 @@
-"""Tests of runner/tables.py on fixed entries: columns, time units, ratio cells,
-the not-significant mark, failed and missing cells, wrapping, Markdown. The
+"""Tests of runner/tables.py on fixed entries: a table per block, strategies
+ranked by time, the fastest group's mark, time units, ratio cells, the
+not-significant mark, failed cells, wrapping, legends once, Markdown, the
+wide CSV. The
 tables take numbers (summary and ratio entries in their types), not text."""
 import os
 import sys
@@ -54,64 +56,78 @@ class Units(unittest.TestCase):
 
 class Build(unittest.TestCase):
     def setUp(self):
-        self.t = tables.build(SUMMARY, RATIOS, "system", ["system", "pool", "minimal"])
+        self.t = tables.build(SUMMARY, RATIOS, "system", ["system", "pool", "minimal"],
+                              groups={("gcc", "thrash_pool", 10, 1, 0.0): ["minimal"]})
 
-    def test_one_table_per_compiler_and_workload(self):
-        self.assertEqual(len(self.t), 1)
-        self.assertEqual(self.t[0]["title"], "gcc: thrash_pool")
+    def test_one_table_per_block(self):
+        self.assertEqual([t["title"] for t in self.t], ["gcc: thrash_pool size 10", "gcc: thrash_pool size 1810"])
         two = tables.build(SUMMARY + [srow("system", 10, 5.0, compiler="clang")], RATIOS, "system")
-        self.assertEqual([t["title"] for t in two], ["gcc: thrash_pool", "clang: thrash_pool"])
+        self.assertEqual(len(two), 3)
+        self.assertEqual(two[2]["title"], "clang: thrash_pool size 10")
 
-    def test_columns_are_strategies_in_order_then_ratios_to_baseline(self):
-        self.assertEqual(self.t[0]["header"],
-                         ["size", "system", "pool", "minimal", "pool/system", "minimal/system"])
+    def test_columns_are_group_strategy_time_ratio_and_spread(self):
+        self.assertEqual(self.t[0]["header"], ["", "strategy", "time/op [95%]", "/system [95%]", "spread"])
 
-    def test_rows_are_sizes_ascending_with_units_failures_and_gaps(self):
-        rows = self.t[0]["lines"]
-        self.assertEqual(rows[0], ["10", "29.6 ns", "31.0 ns", "12.3 ns", "~1.05 [0.98, 1.12]",
-                                   "0.41 [0.40, 0.43]"])
-        self.assertEqual(rows[1], ["1810", "1.23 \u00b5s", "failed", "2.50 ms", "-",
-                                   "2026 [1900, 2100]"])
+    def test_lines_are_strategies_ranked_by_time_with_the_group_marked(self):
+        lines = self.t[0]["lines"]
+        self.assertEqual([line[1] for line in lines], ["minimal", "system", "pool"])
+        self.assertEqual([line[0] for line in lines], ["=", "", ""])
+        self.assertEqual(lines[0][2:4], ["12.3 ns", "0.41 [0.40, 0.43]"])
+        self.assertEqual(lines[1][3], "baseline")
+        self.assertEqual(lines[2][3], "~1.05 [0.98, 1.12]")
 
-    def test_without_the_baseline_there_are_no_ratio_columns(self):
+    def test_failed_cells_come_last(self):
+        lines = self.t[1]["lines"]
+        self.assertEqual([line[1] for line in lines], ["system", "minimal", "pool"])
+        self.assertEqual(lines[2][2:4], ["failed", "-"])
+        self.assertEqual(lines[1][3], "2026 [1900, 2100]")
+
+    def test_time_carries_its_interval_in_its_unit_and_the_spread(self):
+        r = dict(srow("system", 10, 1234.0), ci_low_ns=1200.0, ci_high_ns=1300.0, process_spread=1.234)
+        t = tables.build([r], [], "system")
+        self.assertEqual(t[0]["lines"][0][2:], ["1.23 \u00b5s [1.20, 1.30]", "baseline", "1.2%"])
+
+    def test_without_the_baseline_there_is_no_ratio_column(self):
         t = tables.build([r for r in SUMMARY if r["strategy"] != "system"], RATIOS, "system")
-        self.assertEqual(t[0]["header"], ["size", "minimal", "pool"])
+        self.assertEqual(t[0]["header"], ["", "strategy", "time/op [95%]", "spread"])
+
+    def test_matrix_csv_is_the_wide_form(self):
+        header, lines = tables.matrix_csv(SUMMARY, RATIOS, "system", ["system", "pool", "minimal"])
+        self.assertEqual(header[:8], ["compiler", "workload", "size", "threads", "param", "system ns/op",
+                                      "pool ns/op", "minimal ns/op"])
+        self.assertEqual(len(lines), 2)
+        self.assertEqual(lines[1][5:8], [1234.0, "failed", 2500000.0])
+        self.assertEqual(lines[0][header.index("minimal/system")], 0.4138)
 
 
 class Render(unittest.TestCase):
     def setUp(self):
         self.t = tables.build(SUMMARY, RATIOS, "system", ["system", "pool", "minimal"])
 
-    def test_text_is_right_aligned_with_title_and_legend(self):
-        text = tables.render_text(self.t)
+    def test_text_aligns_names_left_figures_right_with_title_and_legend_once(self):
+        text = tables.render_text(self.t, width=100, legend_once=True)
         lines = text.splitlines()
-        self.assertEqual(lines[0], "== gcc: thrash_pool ==")
-        header, row10, row1810 = lines[1], lines[2], lines[3]
-        # right-aligned: every column ends at the same place in every line
-        self.assertEqual(header.index("minimal/system") + len("minimal/system"), len(row10))
-        self.assertEqual(len(row10), len(row1810))
-        self.assertTrue(row10.rstrip().endswith("0.41 [0.40, 0.43]"))
-        self.assertIn("~ = not marked as a difference", text)
+        self.assertEqual(lines[0], "== gcc: thrash_pool size 10 ==")
+        header, first, second = lines[1], lines[2], lines[3]
+        self.assertEqual(first.index("minimal"), second.index("system"))
+        self.assertEqual(len(header), len(first))
+        self.assertTrue(first.endswith("-"))
+        self.assertEqual(text.count("~ = not marked as a difference"), 1)
+        self.assertEqual([line for line in lines if len(line) > 100], [])
 
-    def test_narrow_text_wraps_into_blocks_that_repeat_the_size(self):
-        text = tables.render_text(self.t, width=40)
-        headers = [line for line in text.splitlines() if line.lstrip().startswith("size")]
-        self.assertGreater(len(headers), 1)
-        joined = " ".join(headers)
-        for col in self.t[0]["header"]:
-            self.assertIn(col, joined)
-        for line in text.splitlines():
-            if line.lstrip().startswith("size") or line.strip()[:1].isdigit():
-                self.assertLessEqual(len(line), 40)
+    def test_narrow_text_wraps_into_parts_that_repeat_the_first_column(self):
+        text = tables.render_text(self.t, width=30)
+        headers = [line for line in text.splitlines() if "strategy" in line or "/system" in line]
+        self.assertGreater(len(headers), 2)
 
     def test_markdown_is_a_pipe_table_with_the_mark_escaped(self):
-        md = tables.render_markdown(self.t)
+        md = tables.render_markdown(self.t, legend_once=True)
         lines = md.splitlines()
-        self.assertEqual(lines[0], "### gcc: thrash_pool")
-        self.assertEqual(lines[2], "| size | system | pool | minimal | pool/system | minimal/system |")
-        self.assertEqual(lines[3], "|---:|---:|---:|---:|---:|---:|")
-        self.assertIn("\\~1.05 [0.98, 1.12]", lines[4])
-        self.assertEqual(lines[4].count("|"), 7)
+        self.assertEqual(lines[0], "### gcc: thrash_pool size 10")
+        self.assertEqual(lines[2], "|  | strategy | time/op [95%] | /system [95%] | spread |")
+        self.assertEqual(lines[3], "|:---|:---|---:|---:|---:|")
+        self.assertIn("\\~1.05 [0.98, 1.12]", md)
+        self.assertEqual(md.count("~ = not marked"), 1)
 
 
 if __name__ == "__main__":
