@@ -158,16 +158,25 @@ endif
 # A row's objects are built twice, in build/<cc>/<row>/ measured (AM_STATS=0)
 # and in build/<cc>/<row>-stats/ counted (AM_STATS=1, the counting wrapper); the
 # same rules make both, the folder's name says which.
+# V=1 shows every compiler command; by default a cell says one line when
+# linked, and a failure shows the compiler's message and make's target
+ifeq ($(V),1)
+Q :=
+say_cell = @:
+else
+Q := @
+say_cell = @$(if $(filter %-stats,$(1)),:,echo "  built $(CCNAME)$(VARIANT) $(1)")
+endif
 variant_row = $(patsubst %-stats,%,$(1))
 variant_stats = $(if $(filter %-stats,$(1)),1,0)
 compile_variant = $(CC) $(CFLAGS_ALL) $(call row_cflags,$(call variant_row,$*)) \
 	-DAM_STATS=$(call variant_stats,$*) -MMD -MP -c $< -o $@
 $(BUILD)/%/row_unit.o: cell/row_unit.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(compile_variant)
+	$(Q)$(compile_variant)
 $(BUILD)/%/cell_main.o: cell/cell_main.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(compile_variant)
+	$(Q)$(compile_variant)
 # Each cell also holds its partner (cell/partner.h): the PARTNER row's unit,
 # compiled once a build with every global name prefixed (AM_PARTNER_BUILD),
 # timed beside the row in the same process. A partner must need no library
@@ -178,10 +187,11 @@ $(if $(call row_libs,$(PARTNER)),$(error allocmark: PARTNER=$(PARTNER) links a l
 PARTNER_OBJ := $(BUILD)/partner-$(PARTNER)/row_unit.o
 $(BUILD)/partner-%/row_unit.o: cell/row_unit.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(call row_cflags,$*) -DAM_STATS=0 -DAM_PARTNER_BUILD=1 -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_ALL) $(call row_cflags,$*) -DAM_STATS=0 -DAM_PARTNER_BUILD=1 -MMD -MP -c $< -o $@
 $(BUILD)/bin/am-cell-%$(EXE): $(BUILD)/%/row_unit.o $(BUILD)/%/cell_main.o $(PARTNER_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ $(call row_libs,$(call variant_row,$*)) $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $^ $(call row_libs,$(call variant_row,$*)) $(LDLIBS_ALL)
+	$(call say_cell,$*)
 
 # the libFuzzer target of a row (build it with clang and the flags tests/run_check.py passes)
 $(BUILD)/fuzz/%/fuzz_allocator$(EXE): fuzz/fuzz_allocator.c $(BUILD)/%-stats/row_unit.o $(FLAGS_STAMP)
@@ -361,7 +371,7 @@ allocmark: benchmark and compare allocator strategies (README.md, docs/).
   make fuzz          fuzz every row for FUZZ_SECONDS (default 60) each, clang + libFuzzer
   make fuzz-selftest the fuzzer must find deliberate bugs (AM_FUZZ_INJECT) in two rows
   make test-windows  MinGW-w64 build, its tests and a cell per row under wine (docs/windows.md)
-  make cells | tests-build | fuzz-build   build just those
+  make cells | tests-build | fuzz-build   build just those (a line a row; V=1: every command)
   make clean         remove build/
 
 Variables (make VAR=value ...):
