@@ -5,6 +5,7 @@ set title title
 set xlabel xlabel
 set ylabel ylabel
 set logscale x
+set autoscale xfix  # the axis ends at the sizes measured
 if (logy) { set logscale y; set autoscale yfix; @logtics }
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
 @svg_term

@@ -5,6 +5,7 @@ set title title
 set xlabel xlabel
 set ylabel sprintf('time relative to %s (ratio, log scale; < 1 is faster)', baseline)
 set logscale xy
+set autoscale xfix  # the axis ends at the sizes measured
 set autoscale yfix
 @logtics
 set offsets graph 0.03, graph 0.03, graph 0.06, graph 0.06

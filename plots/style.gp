@@ -1,5 +1,5 @@
 # style.gp: what every allocmark plot shares: terminals, fonts, and one line style per
-# strategy (colour + point type + dash type), so a plot still reads in black and white.
+# strategy (colour + point type + dash type, 32 of them), so a plot still reads in black and white.
 # Loaded by the other scripts; report/plots.py passes the strategy's style number.
 set encoding utf8
 # enhanced text would read the '_' in strategy names as subscripts
@@ -18,6 +18,12 @@ set dashtype 7 (3,3)
 set dashtype 8 (18,4)
 do for [i=1:16] {
     set style line i lc rgb word(colours, i) pt int(word(points, i)) dt int(word(dashes, i)) lw 1.6 ps 0.9
+}
+# styles 17-32: the same colours with other dashes and points, so no two of 32 strategies look alike
+points2 = "1 2 3 10 14 15 4 6 5 9 13 7 8 12 11 6"
+dashes2 = "5 6 7 8 2 3 4 1 6 7 8 5 3 4 1 2"
+do for [i=1:16] {
+    set style line 16+i lc rgb word(colours, i) pt int(word(points2, i)) dt int(word(dashes2, i)) lw 1.6 ps 0.9
 }
 
 set border 3 lw 1 lc rgb '#444444'

@@ -6,6 +6,7 @@ set title title
 set xlabel xlabel
 set ylabel 'median time per operation (ns, log scale)'
 set logscale xy
+set autoscale xfix  # the axis ends at the sizes measured
 set autoscale yfix
 @logtics
 set offsets graph 0.03, graph 0.03, graph 0.06, graph 0.06

@@ -37,7 +37,10 @@ class DimensionSections:
             compiler = mine[0]["point"][0]
             pl = self.plots_by.get((workloads[0], compiler, ""), [])
             if pl:
-                body.append(self.figures([p for p in pl if p["kind"] in ("ratio", "time")][:1] or pl[:1]))
+                # the dimension's picture: its first workload over sizes
+                over = [p for p in pl if p["kind"] in ("ratio", "time")][:1]
+                body.append(self.figures(over or [p for p in pl if p["kind"] == "forest"][-1:],
+                                         inline=("ratio", "time", "forest")))
             rows = "".join(
                 f'<tr><td class="row"><a href="#w-{esc(slug(f["point"][1]))}">'
                 f'{esc(dimensions.point_text(f["point"], fmt_key))}</a></td><td>{esc(f["point"][0])}</td>'

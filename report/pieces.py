@@ -59,19 +59,43 @@ class Pieces:
         text = text.replace("url(#", f"url(#{pre}")
         text = re.sub(r"<title>.*?</title>", f"<title>{esc(title)}</title>", text, count=1, flags=re.S)
         text = text.replace("<svg ", f'<svg role="img" aria-label="{esc(title, quote=True)}" ', 1)
+        # gnuplot leaves empty groups and indentation: dropped, the page is smaller
+        while True:
+            lean = re.sub(r"<g\b[^>]*>\s*</g>", "", text)
+            if lean == text:
+                break
+            text = lean
+        text = re.sub(r"\n\s+", "\n", text)
         return text.strip()
 
-    def figures(self, plots_list):
-        order = {"time": 0, "ratio": 1, "bars": 2, "rss": 3, "overhead": 4, "compilers": 5}
+    # plots drawn inside the page: the forest at the size a group is summed up
+    # by; the others (the forest at other sizes, lines over sizes, bars, memory,
+    # compilers) are links to their files, so a default run's page stays under 3 MB
+    INLINE = ("forest",)
+
+    def figures(self, plots_list, at=None, inline=None):
+        """The plots of a group: inline those of `inline` (default INLINE; a
+        forest only at `at`, the size the group is summed up by), the rest as
+        links to their files."""
+        inline_kinds = inline or self.INLINE
+        order = {"forest": -1, "time": 0, "ratio": 1, "bars": 2, "rss": 3, "overhead": 4, "compilers": 5}
         out = ['<div class="figs">']
+        links = []
         for p in sorted(plots_list, key=lambda p: order.get(p["kind"], 9)):
+            inline = p["kind"] in inline_kinds and (p["kind"] != "forest" or at is None or p.get("x") == at)
+            if not inline:
+                name = p["kind"] + (f' at {p["x"]}' if p.get("x") else "")
+                links.append(f'{esc(name)} (<a href="{esc(p["png"])}">PNG</a>, <a href="{esc(p["svg"])}">SVG</a>)')
+                continue
             svg = self.inline_svg(p["svg"], p.get("title") or p.get("caption", p["kind"]))
-            wide = " wide" if p["kind"] == "bars" else ""
+            wide = " wide" if p["kind"] in ("bars", "forest") else ""
             out.append(f'<figure class="plot{wide}" data-kind="{esc(p["kind"])}">{svg}<figcaption>'
                        f'{esc(p.get("caption", ""))} · <a href="{esc(p["png"])}">PNG</a> · '
                        f'<a href="{esc(p["svg"])}">SVG</a> · <a href="{esc(p["data"])}">data</a>'
                        f'</figcaption></figure>')
         out.append("</div>")
+        if links:
+            out.append('<p class="muted plots">More plots, as files: ' + " · ".join(links) + "</p>")
         return "\n".join(out)
 
     def ratio_cell(self, row, against=None, attrs=""):

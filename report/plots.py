@@ -57,9 +57,12 @@ def find_gnuplot():
     return (path, None) if path else (None, "gnuplot not found (install the gnuplot-nox package)")
 
 
+STYLES = 32  # plots/style.gp's line styles, no two alike
+
+
 def style_of(run, strategy):
-    """Line style number (1-16) of a strategy: fixed per run, so colours agree across plots."""
-    return run.strategies.index(strategy) % 16 + 1 if strategy in run.strategies else 16
+    """Line style number (1-32) of a strategy: fixed per run, so colours agree across plots."""
+    return run.strategies.index(strategy) % STYLES + 1 if strategy in run.strategies else STYLES
 
 
 def gp_string(s):
@@ -170,8 +173,9 @@ class Plotter:
             lo, hi = run.ci_per_op(row)
             m = row["median_ns_per_op"]
             return (m, lo if lo is not None else m, hi if hi is not None else m)
+        over_sizes = len([x for x in g.xs if results.as_number(x)]) > 1  # a line needs two points
         names, styles, dat = self.series(g, time_value)
-        if names:
+        if names and over_sizes:
             self.draw("time", base + "-time", dat, dict(meta, kind="time", caption="Median time per "
                       "operation against " + g.axis + ", 95% interval of the median as error bars"),
                       title=self.title(g, "time per operation"), xlabel=g.axis_label() + ", log scale",
@@ -185,12 +189,15 @@ class Plotter:
                 return None
             return (r[0], r[1] if r[1] is not None else r[0], r[2] if r[2] is not None else r[0])
         names, styles, dat = self.series(g, ratio_value)
-        if names:
+        if names and over_sizes:
             self.draw("ratio", base + "-ratio", dat, dict(meta, kind="ratio", caption=f"Each strategy's "
                       f"median divided by {run.baseline}'s; below the dashed line is faster"),
                       title=self.title(g, f"ratio to {run.baseline}"),
                       xlabel=g.axis_label() + ", log scale", baseline=run.baseline,
                       names=" ".join(names), styles=" ".join(styles))
+
+        for x in g.xs:
+            self.forest(g, x, base, meta)
 
         x = g.largest_x()
         bars = []
@@ -199,7 +206,7 @@ class Plotter:
             if run.ok(row):
                 lo, hi = run.ci_per_op(row)
                 m = row["median_ns_per_op"]
-                colour = int(COLOURS[style_of(run, s) - 1][1:], 16)
+                colour = int(COLOURS[(style_of(run, s) - 1) % len(COLOURS)][1:], 16)
                 bars.append((m, f"{s} {num(m)} {num(lo if lo is not None else m)} "
                                 f"{num(hi if hi is not None else m)} {colour}"))
         if bars:
@@ -215,7 +222,7 @@ class Plotter:
             v = row.get("peak_rss_bytes")
             return (v / 1048576.0,) if v else None
         names, styles, dat = self.series(g, rss)
-        if names:
+        if names and over_sizes:
             self.draw("memory", base + "-rss", dat, dict(meta, kind="rss", caption="Peak resident set "
                       "size of the measuring process"), title=self.title(g, "peak RSS"),
                       xlabel=g.axis_label() + ", log scale", ylabel="peak RSS (MiB, log scale)", logy=1,
@@ -228,12 +235,44 @@ class Plotter:
             pct = row.get("overhead_pct")
             return (1 + pct / 100.0,) if pct is not None else None
         names, styles, dat = self.series(g, overhead)
-        if names:
+        if names and over_sizes:
             self.draw("memory", base + "-overhead", dat, dict(meta, kind="overhead", caption="Bytes the "
                       "allocator reserved at its peak per byte requested at the peak (1 = no overhead)"),
                       title=self.title(g, "allocator overhead"), xlabel=g.axis_label() + ", log scale",
                       ylabel="reserved / requested at peak (ratio, log scale)", logy=1,
                       names=" ".join(names), styles=" ".join(styles))
+
+    def forest(self, g, x, base, meta):
+        """Each strategy's ratio to the baseline at one point, ranked, the
+        fastest group (marked " =") in green."""
+        run = self.run
+        members = run.fastest_group(g, x)
+        lines = []
+        for s in g.strategies:
+            row = g.cell.get((s, x))
+            if not run.ok(row):
+                continue
+            if s == run.baseline:
+                r = (1.0, 1.0, 1.0)
+            else:
+                q = run.ratio(row)
+                if q is None or q[0] is None:
+                    continue
+                r = (q[0], q[1] if q[1] is not None else q[0], q[2] if q[2] is not None else q[0])
+            if min(r) <= 0:
+                continue
+            colour = 0x009E73 if s in members else 0x555555
+            name = f"{s} =" if s in members else s  # a quoted name: gnuplot's data files take double quotes
+            lines.append((r[0], f'"{name}" {num(r[0])} {num(r[1])} {num(r[2])} {colour}'))
+        if len(lines) < 2:
+            return
+        lines.sort(key=lambda b: -b[0])
+        self.draw("forest", f"{base}-{results.file_slug(str(x))}-forest", "\n".join(b[1] for b in lines) + "\n",
+                  dict(meta, kind="forest", x=str(x), caption=f"Each strategy's ratio to {run.baseline} at "
+                       f"{g.axis} {x} with its 95% interval, fastest at the top; in green (=) the fastest "
+                       "group: the fastest and those not marked as different from it"),
+                  title=self.title(g, f"ratio to {run.baseline} at {g.axis} {x}"), baseline=run.baseline,
+                  svg_h=max(220, 110 + 22 * len(lines)))
 
     def compiler_plots(self, groups):
         """Per workload and variant with several compilers: each strategy under each compiler."""

@@ -3,6 +3,7 @@ summary, each workload's plots and table, the compiler comparison, the
 allocator statistics, the scenario metrics and the failed cells."""
 from report import results
 from report.pieces import esc, fmt, fmt_int, fmt_ratio, slug
+from runner.aggregate import GROUP_RULE
 from runner.schema import fmt as fmt_key
 
 
@@ -18,7 +19,7 @@ class ResultSections:
         two = has_system and base != "system"
         bounds = [b for b in sorted(results.REFERENCE_ROWS) if b in run.strategies]
         control = (run.meta.get("control") or {}).get("row")  # the A/A control is no one's choice
-        head = ["workload", "compiler", "at", "fastest", "ns/op"]
+        head = ["workload", "compiler", "at", "fastest group", "ns/op (fastest)"]
         head.append("vs system" + ("" if two or not has_system else " (baseline)") if has_system else f"vs {base}")
         if two:
             head.append(f"vs {base} (baseline)")
@@ -36,11 +37,15 @@ class ResultSections:
                             f'{esc(g.axis)} {esc(x)}</td><td class="failed" colspan="{len(head) - 3}">'
                             f'no strategy measured</td></tr>')
                 continue
-            best = min(cands, key=lambda r: r["median_ns_per_op"])
+            members = run.fastest_group(g, x)
+            measured = sum(run.ok(g.cell.get((s, x))) for s in g.strategies)
+            best = g.cell[(members[0], x)] if members else min(cands, key=lambda r: r["median_ns_per_op"])
             attrs = f' data-workload="{esc(g.workload)}"'
+            named = (f'{esc(", ".join(members))} <span class="muted">({len(members)} of {measured})</span>'
+                     if members else esc(best["strategy"]))
             cells = [f'<td class="row">{link}</td>', f"<td>{esc(g.compiler)}</td>",
                      f'<td class="num">{esc(g.axis)} {esc(x)}</td>',
-                     f'<td class="row best"{attrs}>{esc(best["strategy"])}</td>',
+                     f'<td class="row best"{attrs}>{named}</td>',
                      f'<td class="num">{fmt(best["median_ns_per_op"])}</td>']
             cells.append(self.ratio_cell(best, "system" if has_system else base))
             if two:
@@ -56,10 +61,12 @@ class ResultSections:
         if nskip:
             failed += (f'<p>{nskip} cell{"s" if nskip != 1 else ""} skipped: the workload does not apply to '
                        f'that strategy (<a href="#failed">why</a>).</p>')
-        body = (f'<p>For each workload, the fastest strategy at the largest size measured, and its median '
-                f'time per operation relative to <code>system</code> and to the baseline '
-                f'(<code>{esc(base)}</code>).' + (f' Reference rows ({esc(", ".join(bounds))}: the least allocator work, not a bound of time) are left out of '
-                f'"fastest" and shown apart.' if bounds else "") + f'</p>{self.legend()}<div class="scroll"><table id="summary-table">'
+        body = (f'<p>For each workload, at the largest size measured, {esc(GROUP_RULE)} (as each block\'s forest '
+                f'plot and tables.txt mark it), and the fastest one\'s median time per operation relative to '
+                f'<code>system</code> and to the baseline (<code>{esc(base)}</code>). The medians alone would '
+                f'name one winner where the run cannot tell several apart.' +
+                (f' Reference rows ({esc(", ".join(bounds))}: the least allocator work, not a bound of time) '
+                 f'are also shown apart.' if bounds else "") + f'</p>{self.legend()}<div class="scroll"><table id="summary-table">'
                 f'<thead><tr>{"".join(f"<th>{esc(h)}</th>" for h in head)}</tr></thead>'
                 f'<tbody>{"".join(rows)}</tbody></table></div>{failed}')
         self.section("summary", "Summary", body)
@@ -77,7 +84,7 @@ class ResultSections:
                 body.append(f'<h4>{esc(sub)}</h4>')
                 pl = self.plots_by.get((g.workload, g.compiler, g.label), [])
                 if pl:
-                    body.append(self.figures(pl))
+                    body.append(self.figures(pl, g.largest_x()))
                 elif self.manifest.get("status") == "ok":
                     body.append('<p class="muted">No plot: no cell of this group measured fine.</p>')
                 else:

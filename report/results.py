@@ -2,12 +2,14 @@
 (which cells are ok, the groups of a plot or table, a cell's ratio to the
 baseline). The folder is read by runner/rundir.py, the one reader of run
 folders; values are in their types. It computes no statistics of its own
-beyond a ratio of two medians when ratios.csv lacks one."""
+beyond a ratio of two medians when ratios.csv lacks one; the fastest groups
+are the runner's, from the samples."""
 import os
 import re
 import sys
 
 from runner import catalog, rundir, schema
+from runner.errors import RunError
 from runner.schema import fmt
 
 ROOT = catalog.ROOT
@@ -120,6 +122,25 @@ class Run:
         if not self.ok(base) or base["median_ns_per_op"] <= 0:
             return None
         return (row["median_ns_per_op"] / base["median_ns_per_op"], None, None, None)
+
+    def fastest_groups(self):
+        """{point: aggregate.Group}, from the samples as the tables mark them;
+        {} when the folder's samples cannot give them."""
+        if not hasattr(self, "_groups"):
+            from runner import regenerate  # the runner's reading of a folder's samples
+            try:
+                self._groups = regenerate.fastest_groups_of(self.data)
+            except (RunError, ValueError, KeyError, TypeError):
+                self._groups = {}
+        return self._groups
+
+    def fastest_group(self, g, x):
+        """The strategies of the fastest group of group g at x (a list, fastest first)."""
+        row = next((r for r in g.rows if fmt(r[g.axis]) == x), None)
+        if row is None:
+            return []
+        group = self.fastest_groups().get(tuple(row[k] for k in ("compiler", "workload", "size", "threads", "param")))
+        return group.members if group else []
 
     def ci_per_op(self, row):
         """The median's interval in ns per op. The runner may write it per op or per sample:

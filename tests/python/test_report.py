@@ -102,11 +102,16 @@ class ReportOfGoodFolder(unittest.TestCase):
                 if svg and svg[0].attrs.get("aria-label") and w in "".join(
                         t.text() for t in fig.find_all("title")):
                     kinds.add(fig.attrs["data-kind"])
-            self.assertEqual(kinds, {"time", "ratio", "bars", "rss", "overhead"}, w)
-            for kind in kinds:
+            # drawn in the page: the forest at the largest size
+            self.assertEqual(kinds, {"forest"}, w)
+            # the others are files the page links to
+            for kind in ("time", "ratio", "bars", "rss", "overhead"):
                 for ext in ("svg", "png"):
                     path = os.path.join(self.folder, "plots", f"{w}-gcc-{kind}.{ext}")
                     self.assertGreater(os.path.getsize(path), 1000, path)
+                    self.assertIn(f'href="plots/{w}-gcc-{kind}.{ext}"', self.page)
+            for size in fake_results.SMALL["sizes"]:
+                self.assertTrue(os.path.exists(os.path.join(self.folder, "plots", f"{w}-gcc-{size}-forest.svg")))
 
     def test_plot_titles_name_workload_compiler_and_machine(self):
         with open(os.path.join(self.folder, "plots", "thrash_pool-gcc-time.svg")) as f:
@@ -174,7 +179,9 @@ class ReportOfGoodFolder(unittest.TestCase):
     def test_summary_names_fastest_at_largest_size(self):
         table = self.root.by_id("summary-table")
         best = {td.attrs["data-workload"]: td.text() for td in table.find_all("td") if "best" in td.classes()}
-        self.assertEqual(best, {"list_create": "pool", "thrash_pool": "pool"})
+        # the fastest group, fastest first: one round of samples tells no strategy apart from it
+        self.assertEqual({w: t.split(",")[0] for w, t in best.items()}, {"list_create": "pool", "thrash_pool": "pool"})
+        self.assertIn("(3 of 3)", best["list_create"])
         self.assertIn("0.50×", table.text())
         self.assertIn("size 4096", table.text())
 
@@ -366,6 +373,38 @@ class BarsAxis(unittest.TestCase):
         self.assertEqual(plots.bars_axis(40.0, 2000.0), (True, 10.0))
         self.assertEqual(plots.bars_axis(10.0, 200.0), (False, 0.0))
         self.assertEqual(plots.bars_axis(0.0, 5.0), (False, 0.0))
+
+
+class ReportSize(unittest.TestCase):
+    """The page opens fast: a default run's report.html (21 strategies, 25
+    workloads, 3 sizes, 2 compilers) at most 3 MB, a QUICK run's (1 size, 1
+    compiler) at most 1 MB. A made-up run of the same shape but 3 workloads
+    gets the same share per (workload, compiler): 3 MB / 50 and 1 MB / 25."""
+
+    WORKLOADS = ["list_create", "thrash_pool", "map_erase", "list_dupe", "vector_dupe", "alloc_bulk"]
+
+    def page_size(self, workloads, sizes, compilers):
+        from runner import catalog
+        rows = catalog.row_names()[:21]
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = fake_results.make(os.path.join(tmp, "run"), rows, workloads, sizes, compilers)
+            p, page = run_report(folder)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn('data-kind="forest"', page)
+            return len(page.encode("utf-8"))
+
+    def size_of_25_workloads(self, sizes, compilers):
+        """The page of 25 workloads, from pages of 3 and 6: a fixed part and a
+        part per workload."""
+        three = self.page_size(self.WORKLOADS[:3], sizes, compilers)
+        six = self.page_size(self.WORKLOADS, sizes, compilers)
+        return three + (six - three) / 3 * 22
+
+    def test_a_default_run_within_3_mb(self):
+        self.assertLessEqual(self.size_of_25_workloads([16, 256, 4096], ["gcc", "clang"]), 3e6)
+
+    def test_a_quick_run_within_1_mb(self):
+        self.assertLessEqual(self.size_of_25_workloads([4096], ["gcc"]), 1e6)
 
 
 if __name__ == "__main__":
