@@ -40,6 +40,7 @@ thead th { background:var(--head); font-weight:600; text-align:center; white-spa
   border-bottom:1px solid #c9d0db; }
 th.row, td.row { text-align:left; white-space:nowrap; font-weight:550; }
 td.num { text-align:right; white-space:nowrap; }
+td.row.group { white-space:normal; min-width:280px; font-weight:500; }
 tbody tr:nth-child(even) td { background-color:#fafbfc; }
 tbody tr:hover td { background-color:#f1f5fb; }
 td.ratio { text-align:right; white-space:nowrap; }

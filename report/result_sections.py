@@ -45,7 +45,7 @@ class ResultSections:
                      if members else esc(best["strategy"]))
             cells = [f'<td class="row">{link}</td>', f"<td>{esc(g.compiler)}</td>",
                      f'<td class="num">{esc(g.axis)} {esc(x)}</td>',
-                     f'<td class="row best"{attrs}>{named}</td>',
+                     f'<td class="row best group"{attrs}>{named}</td>',
                      f'<td class="num">{fmt(best["median_ns_per_op"])}</td>']
             cells.append(self.ratio_cell(best, "system" if has_system else base))
             if two:
