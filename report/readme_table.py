@@ -4,7 +4,8 @@ folders (docs/reference-run/, a default run, and docs/reference-dimensions/,
 a run of the dimensions suite: their summary.csv and meta.json), so that
 every figure in the README can be traced to a run and made again. It prints
 the tables, or with --write puts each into the README between its two marker
-lines. It computes nothing but ratios of summary.csv's medians.
+lines. It computes nothing but ratios of summary.csv's medians; each
+workload's fastest group is the run's (groups.csv, or its samples).
 
   python3 report/readme_table.py [RUN [DIMENSIONS_RUN]] [--write README.md]"""
 import os
@@ -14,7 +15,8 @@ if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from report import dimensions  # noqa: E402
-from runner import rundir  # noqa: E402
+from runner import regenerate, rundir  # noqa: E402
+from runner.aggregate import GROUP_RULE  # noqa: E402
 from runner.catalog import ROOT  # noqa: E402
 from runner.errors import RunError  # noqa: E402
 from runner.outputs import write_atomic  # noqa: E402
@@ -66,10 +68,28 @@ def _compilers_text(run):
     return "; ".join(parts)
 
 
+def groups_of(run):
+    """{(compiler, workload, size, threads, param): the fastest group's strategies,
+    fastest first}, from the folder's groups.csv or else its samples.csv; None
+    when it kept neither (a run folder written before groups were)."""
+    if run.group_entries:
+        out = {}
+        for e in sorted(run.group_entries, key=lambda e: e["rank"]):
+            point = tuple(e[k] for k in ("compiler", "workload", "size", "threads", "param"))
+            members = out.setdefault(point, [])
+            if e["in_group"]:
+                members.append(e["strategy"])
+        return out
+    if run.samples_of:
+        return {p: g.members for p, g in regenerate.fastest_groups_of(run).items()}
+    return None
+
+
 def table(folder):
     """The README's block for the run folder, marker lines included."""
     run = rundir.load_strict(folder, need=("summary.csv", "meta.json"))
     meta = run.meta
+    groups = groups_of(run)
     lines, sizes = [], set()
     for workload in WORKLOADS:
         size = _largest_size(run, workload)
@@ -83,19 +103,30 @@ def table(folder):
                 continue
             others = [e for s, e in at.items()
                       if not s.startswith(NOT_OTHERS) and not s.endswith("@virtual") and e["status"] == "ok"]
-            best = min(others, key=lambda e: e["median_ns_per_op"], default=None)
-            fastest = f"{best['strategy']} {figure(best['median_ns_per_op'])}" if best else "-"
+            if groups is not None:
+                members = groups.get((compiler, workload, size, 1, 0.0), [])
+                fastest = (f"{', '.join(members)} ({len(members)} of "
+                           f"{sum(e['status'] == 'ok' for e in at.values())})") if members else "-"
+            else:
+                best = min(others, key=lambda e: e["median_ns_per_op"], default=None)
+                fastest = f"{best['strategy']} {figure(best['median_ns_per_op'])}" if best else "-"
             lines.append(f"| `{workload}` | {compiler} | {fastest} | " +
                          " | ".join(_cell_text(at.get(s)) for s, _ in COLUMNS) + " |")
     if not lines:
         raise RunError(f"{folder} has none of the workloads {', '.join(WORKLOADS)}")
     where, source = _run_line(folder, run)
     size_text = " and ".join(str(s) for s in sorted(sizes))
-    head = (source + " Median ns per operation "
-            f"at size {size_text}, one thread; the fastest of the others leaves out the malloc "
-            f"libraries, `minimal` and the A/A control. Every workload, size and ratio of that run: "
-            f"[{where}/tables.md]({where}/tables.md).")
-    header = "| workload | compiler | fastest of the others | " + " | ".join(h for _, h in COLUMNS) + " |"
+    if groups is not None:
+        chosen = (f"the fastest group is {GROUP_RULE} (every row counts)")
+        column = "fastest group"
+    else:
+        chosen = ("the fastest of the others leaves out the malloc libraries, `minimal` and the A/A control, "
+                  "by median alone: this run kept neither groups.csv nor samples.csv, so the rows it cannot "
+                  "tell apart from that one are not known here")
+        column = "fastest of the others (median alone)"
+    head = (source + f" Median ns per operation at size {size_text}, one thread; {chosen}. Every workload, "
+            f"size and ratio of that run: [{where}/tables.md]({where}/tables.md).")
+    header = f"| workload | compiler | {column} | " + " | ".join(h for _, h in COLUMNS) + " |"
     rule = "| --- | --- | --- | " + " | ".join("---:" for _ in COLUMNS) + " |"
     return "\n".join([BEGIN, head, "", header, rule] + lines + [END]) + "\n"
 

@@ -254,12 +254,12 @@ def to_revisit(ratios, moved, revisited):
 class Group:
     """The strategies of one point the run cannot tell apart from the fastest:
     the fastest by median, and each other whose ratio to it (ratio_of, paired
-    by round) is not marked as a difference. to_fastest: strategy -> that
-    ratio's Interval (None when no round paired)."""
-    __slots__ = ("fastest", "members", "to_fastest")
+    by round) is not marked as a difference. ranked: every ok strategy by
+    median; to_fastest: strategy -> that ratio's Interval (None when no round paired)."""
+    __slots__ = ("fastest", "members", "ranked", "to_fastest")
 
-    def __init__(self, fastest, members, to_fastest):
-        self.fastest, self.members, self.to_fastest = fastest, members, to_fastest
+    def __init__(self, members, ranked, to_fastest):
+        self.fastest, self.members, self.ranked, self.to_fastest = ranked[0], members, ranked, to_fastest
 
 
 GROUP_RULE = ("the fastest group: the fastest strategy by median and every strategy whose ratio to it "
@@ -282,5 +282,5 @@ def fastest_groups(measurements, settings=Settings()):
             to[m.cell.strategy] = iv
             if not stats.is_difference(iv, settings.margin):
                 members.append(m.cell.strategy)
-        out[p] = Group(best.cell.strategy, members, to)
+        out[p] = Group(members, [m.cell.strategy for m in ms], to)
     return out

@@ -1,7 +1,7 @@
 """outputs.py: the files of a run folder. The measured data (samples.csv,
 metrics.csv, meta.json) and what is derived from it (summary.csv, ratios.csv,
-tables.txt, tables.md, matrix.csv); every file written to a temporary name and renamed,
-so a reader or a full disk never sees half a file. It computes nothing: the
+groups.csv, tables.txt, tables.md, matrix.csv); every file written to a
+temporary name and renamed, so a reader or a full disk never sees half a file. It computes nothing: the
 figures come from aggregate.py, the tables from tables.py."""
 import json
 import os
@@ -147,6 +147,17 @@ def write_data(out_dir, done, meta, staged=None):
     write_atomic(os.path.join(out_dir, "meta.json"), json.dumps(meta, indent=2) + "\n", staged)
 
 
+def group_lines(groups):
+    """groups.csv's lines: each block's ok strategies ranked, in the group or not."""
+    out = []
+    for point, g in groups.items():
+        for rank, s in enumerate(g.ranked, 1):
+            iv = g.to_fastest.get(s)
+            figures = [1.0, 1.0, 1.0] if s == g.fastest else [iv.estimate, iv.low, iv.high] if iv else [None] * 3
+            out.append(list(point) + [s, rank, s in g.members] + figures)
+    return out
+
+
 def head_lines(done, control_text):
     """What the top of the tables says: the A/A control's line and the unstable cells."""
     ok = [m for m in done if m.status == "ok"]
@@ -157,8 +168,8 @@ def head_lines(done, control_text):
 
 
 def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, staged=None):
-    """What the data gives: summary.csv, ratios.csv, tables.txt, tables.md and
-    matrix.csv; returns the run's closing lines (digest.py). control: the A/A
+    """What the data gives: summary.csv, ratios.csv, groups.csv, tables.txt,
+    tables.md and matrix.csv; returns the run's closing lines (digest.py). control: the A/A
     control (row, twin) or None."""
     summary = [summary_entry(m) for m in done]
     ratio_list = [ratio_entry(r) for r in ratios.of(done)]
@@ -179,6 +190,7 @@ def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, stag
                  table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=True, marks=marks,
                             groups=groups),
                  staged)
+    write_atomic(os.path.join(out_dir, "groups.csv"), schema.csv_text(schema.GROUP_COLS, group_lines(groups)), staged)
     header, lines = tables.matrix_csv(summary, ratio_list, ratios.baseline, order)
     write_atomic(os.path.join(out_dir, "matrix.csv"), schema.csv_text(header, lines), staged)
     return digest.digest(done, groups, head, out_dir)

@@ -1,5 +1,5 @@
 """rundir.py: the one reader of a run folder (results/<run>/: summary.csv,
-samples.csv, ratios.csv, metrics.csv, meta.json), for everything that works
+samples.csv, ratios.csv, metrics.csv, groups.csv, meta.json), for everything that works
 on results after the fact: regeneration, cross-compiler tables, compare,
 the report and its plots. Values come back in their types (schema.py). A
 missing or damaged file becomes a Problem naming it and the rest still loads;
@@ -196,6 +196,7 @@ def load(folder):
         run.problem("ratios.csv", "missing: ratios are medians divided, without intervals", missing=True)
     run.ratios = ratios or []
     run.metrics = _read_csv(run, "metrics.csv") or []
+    run.group_entries = _read_csv(run, "groups.csv") or []  # each block's fastest group, where written
     run.by_key = {schema.key_of(e): e for e in run.summary}
     run.summary_text = {schema.key_of(e): t for e, t in zip(run.summary, texts)}
     for s in run.samples:

@@ -28,9 +28,13 @@ FROM_SAMPLES = ("samples", "visits", "median_ns_per_op", "min_ns_per_op", "ci_lo
 RATIO_COLS = ["compiler", "workload", "size", "threads", "param", "strategy", "baseline", "ratio",
               "ci_low", "ci_high", "pairs", "significant", "unstable"]
 METRIC_COLS = list(KEY) + ["metric", "value"]
+# each block's strategies ranked by median (rank 1: the fastest), whether in
+# the fastest group, and the paired ratio to the fastest with its interval
+GROUP_COLS = ["compiler", "workload", "size", "threads", "param", "strategy", "rank", "in_group",
+              "to_fastest", "ci_low", "ci_high"]
 
 COLUMNS = {"samples.csv": SAMPLE_COLS, "summary.csv": SUMMARY_COLS, "ratios.csv": RATIO_COLS,
-           "metrics.csv": METRIC_COLS}
+           "metrics.csv": METRIC_COLS, "groups.csv": GROUP_COLS}
 # columns read as text; every other column is a number (empty: not available)
 # (inputs: the cell's digest of the work it ran, 16 hex digits; malloc: the
 # library that served malloc in the cell's process, with its version)

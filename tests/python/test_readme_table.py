@@ -11,6 +11,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # synthetic_runs
 from report import readme_table  # noqa: E402
 
 RUN = os.path.join(ROOT, readme_table.REFERENCE_RUN)
@@ -77,6 +78,18 @@ class ReadmeTable(unittest.TestCase):
             p = subprocess.run([sys.executable, SCRIPT, tmp], capture_output=True, text=True)
             self.assertEqual(p.returncode, 2)
             self.assertIn("summary.csv", p.stderr)
+
+
+class FastestGroup(unittest.TestCase):
+    def test_a_run_with_its_samples_names_its_fastest_group(self):
+        from synthetic_runs import spread, write_run
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = write_run(os.path.join(tmp, "run"), {
+                ("gcc", "pool", "list_dupe", 10): spread(10.0), ("gcc", "monotonic", "list_dupe", 10): spread(10.1),
+                ("gcc", "system", "list_dupe", 10): spread(13.0)}, ["gcc"], baseline="system")
+            block = readme_table.table(folder)
+        self.assertIn("| fastest group |", block)
+        self.assertIn("| `list_dupe` | gcc | pool, monotonic (2 of 3) |", block)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """runner/regenerate.py (runner/allocmark.py --regenerate RUN): the derived
-files of a run folder (summary.csv, ratios.csv, tables.txt, tables.md,
+files of a run folder (summary.csv, ratios.csv, groups.csv, tables.txt, tables.md,
 matrix.csv and compilers.*) made again from its samples.csv, with the figures summary.csv
 takes from the samples emptied first, come out byte for byte as the run
 wrote them. test_sweep.py and test_scenarios.py check their runs the same way."""
@@ -18,8 +18,8 @@ from test_runner import RUNNER, TINY, ensure_cells, read_csv, run  # noqa: E402
 from runner import schema  # noqa: E402
 
 
-DERIVED = ("summary.csv", "ratios.csv", "tables.txt", "tables.md", "matrix.csv", "compilers.csv", "compilers.txt",
-           "compilers.md")
+DERIVED = ("summary.csv", "ratios.csv", "groups.csv", "tables.txt", "tables.md", "matrix.csv", "compilers.csv",
+           "compilers.txt", "compilers.md")
 
 
 def assert_regenerates(test, out):
