@@ -356,7 +356,8 @@ allocmark: benchmark and compare allocator strategies (README.md, docs/).
 
   make               build every row's cells and tests with $(CC), in $(BUILD)/
   make test          build and run the test suite; ends "N passed, N failed, N skipped"
-  make bench         run the benchmark matrix into results/<run>/ (docs/bench.md)
+  make bench         run the benchmark matrix into results/<run>/ (docs/bench.md); ends with each
+                     workload's fastest group, the full tables in results/<run>/tables.txt
   make check         the tests under ASan+UBSan, TSan, valgrind and DEBUG=1, detection
                      tests, short fuzzing (docs/check.md)
   make list          strategies, workloads and sizes
@@ -387,6 +388,7 @@ Variables (make VAR=value ...):
   QUICK=1            make bench: the small matrix
   WORKLOADS= SUITE= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)
   MARGIN=0.02 REVISITS=   make bench and compare: the practical margin of a mark; revisits (docs/bench.md)
+  V=1                every compiler command of the build (default: a line a row)
 endef
 help:
 	@:$(info $(HELP))
