@@ -66,7 +66,8 @@ class ResultSections:
                 f'<code>system</code> and to the baseline (<code>{esc(base)}</code>). The medians alone would '
                 f'name one winner where the run cannot tell several apart.' +
                 (f' Reference rows ({esc(", ".join(bounds))}: the least allocator work, not a bound of time) '
-                 f'are also shown apart.' if bounds else "") + f'</p>{self.legend()}<div class="scroll"><table id="summary-table">'
+                 f'are also shown apart.' if bounds else "") +
+                f'</p>{self.legend()}<div class="scroll"><table id="summary-table">'
                 f'<thead><tr>{"".join(f"<th>{esc(h)}</th>" for h in head)}</tr></thead>'
                 f'<tbody>{"".join(rows)}</tbody></table></div>{failed}')
         self.section("summary", "Summary", body)

@@ -182,8 +182,9 @@ def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, stag
     marks = marks_of(ratios, control_text)
     head = head_lines(done, control_text)
     groups = aggregate.fastest_groups(done, ratios.settings)
-    text = "\n".join(textwrap.fill(line, tables.WIDTH) for line in head) + "\n\n" + table_text(done, ratio_list, versus, ratios.baseline, order, cpus,
-                                                   markdown=False, marks=marks, groups=groups)
+    head_text = "\n".join(textwrap.fill(line, tables.WIDTH) for line in head)
+    text = head_text + "\n\n" + table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=False,
+                                           marks=marks, groups=groups)
     write_atomic(os.path.join(out_dir, "tables.txt"), text, staged)
     write_atomic(os.path.join(out_dir, "tables.md"), f"# allocmark run {run_id}\n\n" +
                  "".join(f"- {line}\n" for line in head) + "\n" +

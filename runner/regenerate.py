@@ -118,7 +118,8 @@ def main(argv=None):
     except OSError as e:
         print(f"regenerate: cannot write into {args.run}: {e.strerror or e}", file=sys.stderr)
         return 4
-    print(f"regenerate: rewrote summary.csv, ratios.csv, groups.csv, tables.txt, tables.md and matrix.csv in {args.run}")
+    print(f"regenerate: rewrote summary.csv, ratios.csv, groups.csv, tables.txt, tables.md and matrix.csv "
+          f"in {args.run}")
     return 0
 
 

@@ -65,17 +65,21 @@ def variant_suffix(threads, param):
     return f" ({', '.join(extra)})" if extra else ""
 
 
+def _unit(ns):
+    """(scale, unit) that keeps 1 to 3 digits of ns before the point."""
+    for i, (scale, unit) in enumerate(_UNITS):
+        # move up a unit where rounding to three digits would reach 1000
+        if i == len(_UNITS) - 1 or float(_three_digits(ns / scale)) < 1000:
+            return scale, unit
+    raise AssertionError("unreachable")
+
+
 def format_time(ns):
     """Nanoseconds with a unit that keeps 1 to 3 digits before the point."""
     if ns is None:
         return "-"
-    for i, (scale, unit) in enumerate(_UNITS):
-        v = ns / scale
-        last = i == len(_UNITS) - 1
-        # move up a unit where rounding to three digits would reach 1000
-        if last or float(_three_digits(v)) < 1000:
-            return f"{_three_digits(v)} {unit}"
-    raise AssertionError("unreachable")
+    scale, unit = _unit(ns)
+    return f"{_three_digits(ns / scale)} {unit}"
 
 
 def _bound(v):
@@ -133,15 +137,15 @@ def _over_note(cpus, rows):
 def time_interval(r):
     """"12.3 ns [12.1, 12.6]": the median and its interval in the median's unit."""
     med, lo, hi = r["median_ns_per_op"], r.get("ci_low_ns"), r.get("ci_high_ns")
-    text = format_time(med)
     if lo is None or hi is None or not med:
-        return text
-    scale = med / float(text.split()[0]) if float(text.split()[0]) else 1.0
-    return f"{text} [{_three_digits(lo / scale)}, {_three_digits(hi / scale)}]"
+        return format_time(med)
+    scale, _ = _unit(med)
+    return f"{format_time(med)} [{_three_digits(lo / scale)}, {_three_digits(hi / scale)}]"
 
 
 def block_legend(baseline, marks, compared):
-    text = (f"{IN_GROUP} in the first column: in {aggregate.GROUP_RULE}; time = median time per operation over the cell's visits "
+    text = (f"{IN_GROUP} in the first column: in {aggregate.GROUP_RULE}; time = median time per operation "
+            "over the cell's visits "
             "(one process each) with its 95% interval; spread = the row's own process-to-process spread "
             "(robust SD of its visits' medians)")
     if compared:

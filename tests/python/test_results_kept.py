@@ -129,7 +129,7 @@ class Interrupt(unittest.TestCase):
             seen = 0
             while time.monotonic() < deadline:
                 line = p.stdout.readline()
-                if not line or line.startswith("cell "):
+                if not line or " visits " in line:  # the first progress line: a visit is done
                     seen += bool(line)
                     break
             time.sleep(0.5)
