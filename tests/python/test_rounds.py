@@ -280,9 +280,11 @@ class Revisits(unittest.TestCase):
         self.assertEqual(visits.pinner.refreshed, 6 * 4)  # once before each block of each round
 
     def test_revisits_stay_within_a_quarter_of_the_planned_visits(self):
-        # 8 cells x 2 rounds planned: 4 revisit visits at most, one block of 2 cells, twice
+        # 8 cells x 2 rounds planned: 4 revisit visits at most. Two rounds decide no
+        # ratio (fewer than 6 pairs), so every block wants more: the noisiest first
         seen, _ = self.visit_all(noisy_size=2, rounds_=2)
-        self.assertEqual(seen[("other", 2)], [0, 1, 2, 3])
+        self.assertLessEqual(sum(len([r for r in v if r >= 2]) for v in seen.values()), 4)
+        self.assertEqual(seen[("other", 2)], [0, 1, 2])
         seen, _ = self.visit_all(noisy_size=2, revisits=0)
         self.assertEqual(seen[("other", 2)], list(range(6)))
 
