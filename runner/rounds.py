@@ -57,12 +57,15 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
     cell = m.cell
     limit = cfg.mem_limits.get(cell.compiler)
     later = {}
-    samples = samples_in_round(cfg.samples, cfg.rounds, rnd)
+    if cell.threaded:  # timed alone: one sample a visit (config.THREADED_MIN_MS)
+        samples, min_ms = 1, cfg.threaded_min_ms
+    else:
+        samples, min_ms = samples_in_round(cfg.samples, cfg.rounds, rnd), cfg.min_ms
     if rnd:  # round 1's counts, and its reference checksum: the cell need not compute it again
         later = {"reps": m.result.reps, "partner_reps": m.result.partner_reps, "expect": m.result.expect}
-        samples = samples_this_visit(m.result, samples, cfg.min_ms)
+        samples = samples_this_visit(m.result, samples, min_ms)
     cmd = cell_command(cfg.cell_exe(cell.compiler, cell.strategy), cell, cfg.seed, limit, work_loops,
-                       samples=samples, min_ms=cfg.min_ms, **later)
+                       samples=samples, min_ms=min_ms, **later)
     out, why = launcher.run(cmd, cell.threaded and cell.threads > 1, "later visits" if rnd else "first visits")
     if not why:
         why = check_answer(out)

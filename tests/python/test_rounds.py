@@ -209,6 +209,22 @@ class VisitBudget(unittest.TestCase):
         self.assertEqual(seen[0][seen[0].index("--samples") + 1], "1")
 
 
+    def test_a_threaded_cell_takes_one_sample_a_visit(self):
+        c = aggregate.Measurement(matrix.Cell("gcc", "system", "contention", 100, 2, 0.0, True))
+        cfg = types.SimpleNamespace(seed=1, samples=48, rounds=6, min_ms=0.5, threaded_min_ms=3.0, mem_limits={},
+                                    settings=aggregate.Settings(),
+                                    cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row)
+        seen = []
+
+        class FakeLauncher:
+            def run(self, cmd, many_threads=False, kind=None):
+                seen.append(cmd)
+                return None, "stop"
+        rounds.measure(c, cfg, FakeLauncher())
+        self.assertEqual(seen[0][seen[0].index("--samples") + 1], "1")
+        self.assertEqual(seen[0][seen[0].index("--min-ms") + 1], "3.0")
+
+
 class Revisits(unittest.TestCase):
     """Blocks whose ratios are unstable, or during which a CPU changed state,
     are visited again (run.Visits), within the limits; no processes: made-up answers."""
@@ -217,7 +233,7 @@ class Revisits(unittest.TestCase):
         # alone: cells timed without a partner (a threaded workload's, run with one thread here)
         cells = matrix.blocked_shuffle([matrix.Cell("cc", s, "thrash_pool", size, 1, 0.0, alone)
                                         for s in ("base", "other") for size in (1, 2, 3, 4)], random.Random(1))
-        cfg = types.SimpleNamespace(seed=1, samples=rounds_, rounds=rounds_, revisits=revisits, min_ms=1.0,
+        cfg = types.SimpleNamespace(seed=1, samples=rounds_, rounds=rounds_, revisits=revisits, min_ms=1.0, threaded_min_ms=1.0,
                                     mem_limits={}, settings=aggregate.Settings(), cells=cells,
                                     cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row,
                                     row=lambda name: None)
