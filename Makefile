@@ -389,6 +389,8 @@ Variables (make VAR=value ...):
   WORKLOADS= SUITE= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)
   MARGIN=0.02 REVISITS=   make bench and compare: the practical margin of a mark; revisits (docs/bench.md)
   V=1                every compiler command of the build (default: a line a row)
+  PARTNER=minimal    the row every one-thread cell is timed beside, sample by sample, in its own
+                     process (docs/bench.md, "The partner"); a row without a library of its own
 endef
 help:
 	@:$(info $(HELP))

@@ -181,8 +181,8 @@ class Pieces:
                 f'(interval below 1, and more than {margin} off)</span><span><span class="key slower">▲ 2.00×'
                 f'</span>slower (interval above 1, and more than {margin} off)</span><span><span class="key same">'
                 f'≈ 1.01×</span>no difference shown (interval holds 1, or within {margin} of 1)</span>'
-                '<span>? unstable: the interval is wider than '
-                f'{100 * (self.run.meta.get("statistics") or {}).get("unstable_width", 0.10):g}%</span>'
+                '<span>? undecided: the interval is too wide to say whether the ratio is more than '
+                f'{margin} off or within it</span>'
                 '<span><i>italic</i>: baseline, or no interval available</span></div>')
 
 

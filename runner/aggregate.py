@@ -20,10 +20,11 @@ VERSUS = {"contention": "pool", "query_heap": "system"}
 class Settings:
     """How the figures are judged; meta.json records them ("statistics").
     margin: a ratio is marked as a difference only when it is at least this
-    far from 1 (and its interval excludes 1). unstable_width: a cell, or a
-    ratio, whose 95% interval is wider than this (high / low - 1) is
-    unstable: its visits (or pairs of visits) disagree too much for it to
-    repeat. A cell's interval holds a shift of the whole machine, a ratio's
+    far from 1 (and its interval excludes 1); it is unstable when its
+    interval is too wide to say either that or that it is within the margin
+    (stats.is_undecided). unstable_width: a cell whose 95% interval is wider
+    than this (high / low - 1) is unstable: its visits disagree too much for
+    it to repeat. A cell's interval holds a shift of the whole machine, a ratio's
     does not: a block is visited again for its ratios (to_revisit)."""
     margin: float = 0.02
     unstable_width: float = 0.10
@@ -159,14 +160,15 @@ def finalize(measurements, settings=Settings()):
 class Ratio:
     """A strategy's cell over a reference row's cell at the same point: the
     paired estimate and interval, how many rounds paired, whether it is
-    marked as a difference and whether it is unstable (its interval too wide)."""
+    marked as a difference and whether it is unstable (undecided: its
+    interval too wide to say what the margin asks, stats.is_undecided)."""
     __slots__ = ("cell", "baseline", "ratio", "ci_low", "ci_high", "pairs", "significant", "unstable")
 
     def __init__(self, cell, baseline, iv, settings):
         self.cell, self.baseline = cell, baseline
         self.ratio, self.ci_low, self.ci_high, self.pairs = iv.estimate, iv.low, iv.high, iv.n
         self.significant = stats.is_difference(iv, settings.margin)
-        self.unstable = stats.relative_width(iv) > settings.unstable_width
+        self.unstable = stats.is_undecided(iv, settings.margin)
 
 
 def point(cell):

@@ -29,6 +29,10 @@ DEFAULT_MIN_MS = 3.0
 QUICK_ROUNDS = 6
 QUICK_SAMPLES = 6
 QUICK_MIN_MS = 2.0
+# Cells timed alone (threaded workloads: their time is their threads' own)
+# gain nothing from more samples in a process: one a visit, at least this long
+THREADED_MIN_MS = 3.0
+QUICK_THREADED_MIN_MS = 2.0
 # blocks whose visits disagree (an unstable cell) or during which a CPU
 # changed state are visited again, at most this many times each
 DEFAULT_REVISITS = 3
@@ -54,6 +58,7 @@ class RunConfig:
     rounds: int
     revisits: int           # extra rounds over the blocks that need them, at most
     min_ms: float
+    threaded_min_ms: float  # a threaded cell's one sample a visit
     seed: int
     threads: int            # threads of a threaded workload without a sweep
     quick: bool
@@ -291,6 +296,7 @@ def plan(args):
         notes=tuple(notes), listing=frozen(listing), workloads=tuple(names), sizes=sizes, param=args.param,
         samples=samples, rounds=rounds, revisits=DEFAULT_REVISITS if args.revisits is None else args.revisits,
         min_ms=args.min_ms or (QUICK_MIN_MS if quick else DEFAULT_MIN_MS),
+        threaded_min_ms=max(args.min_ms or 0, QUICK_THREADED_MIN_MS if quick else THREADED_MIN_MS),
         seed=seed, threads=threads, quick=quick, cpu=args.cpu, timeout=args.timeout,
         mem_limits=frozen(limits), mem_limit_note=frozen(limit_note), stats_tables=not args.no_stats_tables,
         keep_allocator_env=args.keep_allocator_env,

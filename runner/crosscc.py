@@ -77,7 +77,7 @@ def build(run, compilers=None, reference=None):
                     csv_lines.append(head + ["", "", "", "", "", ""])
                     continue
                 sig = stats.is_difference(iv, settings.margin)
-                unstable = stats.relative_width(iv) > settings.unstable_width
+                unstable = stats.is_undecided(iv, settings.margin)
                 ratio_cells.append(tables.format_ratio(iv.estimate, iv.low, iv.high, sig, unstable))
                 csv_lines.append(head + [iv.estimate, iv.low, iv.high, iv.n, sig, unstable])
             lines.append(line + ratio_cells)

@@ -155,6 +155,7 @@ def make_meta(cfg, static, measurements, started, state, pinning_note, revisits=
         "rounds": cfg.rounds,
         "revisits": dict(revisits or {"limit": cfg.revisits}),
         "min_ms": cfg.min_ms,
+        "threaded_min_ms": cfg.threaded_min_ms,
         "threads_for_threaded_workloads": cfg.threads,
         "param": cfg.param,
         "baseline": cfg.baseline,

@@ -6,7 +6,7 @@ The processes are started by cell_process.py, their command lines and
 answers are cell_protocol.py's."""
 import os
 
-from runner import aggregate, catalog, cell_protocol, memlimit
+from runner import aggregate, catalog, cell_protocol, memlimit, stats
 from runner.cell_protocol import check_answer
 
 
@@ -15,6 +15,26 @@ def samples_in_round(samples, rounds, rnd):
     rounds take one more when samples do not divide evenly; a revisit after
     the planned rounds (rnd >= rounds) takes the smaller share."""
     return samples // rounds + (rnd < samples % rounds)
+
+
+# A later visit spends in its samples at most this many times what its planned
+# samples take at --min-ms: a cell whose one repetition outlasts min_ms many
+# times over (an ordered free list walked on every free) takes fewer samples a
+# visit instead of holding up the run; its visits still count one each.
+VISIT_SLACK = 2.0
+
+
+def samples_this_visit(answer, planned, min_ms):
+    """The samples of a later visit to a cell whose first visit answered
+    `answer`: the planned count, fewer when its samples (and its partner's)
+    last longer than min_ms, at least one."""
+    pair_ns = stats.median(answer.samples_ns)
+    sides = 1
+    if answer.is_paired():
+        pair_ns += stats.median(answer.partner_samples_ns)
+        sides = 2
+    budget_ns = VISIT_SLACK * planned * sides * min_ms * 1e6
+    return max(1, min(planned, int(budget_ns // pair_ns)))
 
 
 def cell_command(exe, cell, seed, limit, work_loops=None, **more):
@@ -37,10 +57,15 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
     cell = m.cell
     limit = cfg.mem_limits.get(cell.compiler)
     later = {}
+    if cell.threaded:  # timed alone: one sample a visit (config.THREADED_MIN_MS)
+        samples, min_ms = 1, cfg.threaded_min_ms
+    else:
+        samples, min_ms = samples_in_round(cfg.samples, cfg.rounds, rnd), cfg.min_ms
     if rnd:  # round 1's counts, and its reference checksum: the cell need not compute it again
         later = {"reps": m.result.reps, "partner_reps": m.result.partner_reps, "expect": m.result.expect}
+        samples = samples_this_visit(m.result, samples, min_ms)
     cmd = cell_command(cfg.cell_exe(cell.compiler, cell.strategy), cell, cfg.seed, limit, work_loops,
-                       samples=samples_in_round(cfg.samples, cfg.rounds, rnd), min_ms=cfg.min_ms, **later)
+                       samples=samples, min_ms=min_ms, **later)
     out, why = launcher.run(cmd, cell.threaded and cell.threads > 1, "later visits" if rnd else "first visits")
     if not why:
         why = check_answer(out)

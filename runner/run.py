@@ -137,8 +137,13 @@ class Visits:
         self.work_loops = {}  # rounds.work_key -> W's loop count, from the first cell that measured it
 
     def block(self, rnd, cells):
-        """One visit of a block: its cells in the order given, between two probes."""
-        before = self.pinner.before_block()
+        """One visit of a block: its cells in the order given, between two
+        probes when some are timed alone (pinning.PAIRED_REPROBE_S)."""
+        alone = any(c.threaded for c in cells)
+        if alone:
+            before = self.pinner.before_block()
+        else:
+            self.pinner.refresh(pinning.PAIRED_REPROBE_S)
         for c in cells:
             m = self.of[c]
             if rnd and m.status != "ok":
@@ -154,7 +159,7 @@ class Visits:
             self.progress.after(m, time.monotonic() - t0, rnd)
             self.writer.maybe()
         many = any(c.threaded and c.threads > 1 for c in cells)
-        if self.pinner.after_block(before, many):
+        if alone and self.pinner.after_block(before, many):
             b = matrix.block_of(cells[0])
             self.moved[b] = self.moved.get(b, 0) + 1
 

@@ -215,6 +215,20 @@ def is_difference(iv, margin):
     return excludes and abs(math.log(iv.estimate)) >= math.log1p(margin) - 1e-12
 
 
+def is_undecided(iv, margin):
+    """A ratio the run cannot decide about at the margin: not marked as a
+    difference, yet its interval reaches past 1 +- margin, so that neither "a
+    difference of at least the margin" nor "none worth the margin" holds. A
+    ratio whose interval is wide but excludes 1 by more than the margin is
+    decided, and so is one whose interval lies within the margin."""
+    if iv is None:
+        return True
+    if is_difference(iv, margin):
+        return False
+    band = math.log1p(margin) + 1e-12
+    return not iv.reached or math.log(iv.low) < -band or math.log(iv.high) > band if iv.low > 0 else True
+
+
 def relative_width(iv):
     """high / low - 1 of an interval of positive values (inf when low is not positive)."""
     return iv.high / iv.low - 1 if iv.low > 0 else math.inf

@@ -27,9 +27,10 @@ def percent(share):
 def marks_legend(marks):
     """What ~ and ? mean, and how often the A/A control was marked."""
     text = (f"{NOT_SIGNIFICANT} = not marked as a difference (the interval holds 1, the ratio is within "
-            f"{percent(marks.margin)} of 1, or fewer than 6 rounds paired); {UNSTABLE} = unstable (the 95% "
-            f"interval is wider than {percent(marks.unstable_width)} even after revisits: a cell's visits, or a "
-            f"ratio's pairs of visits, disagree)")
+            f"{percent(marks.margin)} of 1, or fewer than 6 rounds paired); {UNSTABLE} after a ratio = "
+            f"undecided (even after revisits its 95% interval is too wide to say whether it is at least "
+            f"{percent(marks.margin)} from 1 or within it); {UNSTABLE} after a time = its interval is wider "
+            f"than {percent(marks.unstable_width)}")
     return text + (f"; {marks.control}" if marks.control else "")
 
 

@@ -89,6 +89,34 @@ class PairedAnswer(unittest.TestCase):
         self.assertIn("--partner-reps needs --reps", err)
 
 
+class PartnerCheck(unittest.TestCase):
+    """runner/partner_check.py, the measuring aid behind the partner's
+    figures: it runs, and refuses what it cannot measure."""
+
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells("system,monotonic,minimal")
+
+    def check(self, *args):
+        return subprocess.run([sys.executable, "runner/partner_check.py", "--build", BUILD, *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+
+    def test_a_short_check_names_each_row(self):
+        p = self.check("--rows", "system,monotonic", "--size", "10", "--rounds", "6", "--samples", "1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertTrue(lines[-2].startswith("system "), p.stdout)
+        self.assertTrue(lines[-1].startswith("monotonic "), p.stdout)
+
+    def test_a_row_not_built_or_a_threaded_workload_is_refused(self):
+        p = self.check("--rows", "system,no-such-row")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no-such-row", p.stderr)
+        p = self.check("--rows", "system", "--workload", "contention", "--size", "10", "--rounds", "6")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("not timed beside a partner", p.stderr)
+
+
 class PartnerChoice(unittest.TestCase):
     def make(self, partner):
         return subprocess.run(["make", "-n", "cells", "ALLOCATORS=system", "PARTNER=" + partner,

@@ -149,6 +149,15 @@ class Marks(unittest.TestCase):
         self.assertFalse(stats.is_difference(self.iv(2.0, 1.5, 2.5, reached=False), 0.02))
         self.assertFalse(stats.is_difference(None, 0.02))
 
+    def test_undecided_is_too_wide_to_say_what_the_margin_asks(self):
+        m = 0.02
+        self.assertFalse(stats.is_undecided(self.iv(3.4, 3.2, 3.7), m))     # wide, but a difference
+        self.assertFalse(stats.is_undecided(self.iv(1.0, 0.99, 1.015), m))  # within the margin
+        self.assertTrue(stats.is_undecided(self.iv(1.0, 0.96, 1.03), m))    # holds 1 and reaches past 1.02
+        self.assertTrue(stats.is_undecided(self.iv(1.05, 0.99, 1.09), m))
+        self.assertTrue(stats.is_undecided(self.iv(1.0, 0.995, 1.005, reached=False), m))
+        self.assertTrue(stats.is_undecided(None, m))
+
     def test_relative_width(self):
         self.assertAlmostEqual(stats.relative_width(self.iv(1, 100, 110)), 0.1)
         self.assertEqual(stats.relative_width(self.iv(1, 0, 1)), math.inf)
