@@ -2,7 +2,9 @@
 """noise.py: where a run's spread is, and what visits and samples buy: from
 a run's samples.csv (visits of several samples each) and meta.json ("time"),
 the spread inside a process, between the processes of a cell, and between
-the paired visits of a cell and the baseline's; then, for each count of
+the paired visits of a cell and the baseline's (for cells timed beside a
+partner also of each sample over the partner's, as their ratios are
+computed); then, for each count of
 samples per visit, the spread of a pair and the time a visit costs, and so
 the width a ratio's interval would have for the same time. It measures
 nothing; docs/bench.md (visits and samples) tells how its figures chose the
@@ -29,12 +31,19 @@ def sd(xs):
     return 1.4826 * stats.median([abs(x - mid) for x in xs])
 
 
-def visits_of(run, key):
-    """{round: [log ns per op of its samples, in the order taken]}."""
+def visits_of(run, key, over_partner=False):
+    """{round: [log ns per op of its samples, in the order taken]}; with
+    over_partner, the log of each over the partner's sample beside it ({}
+    for a cell timed alone)."""
     out = {}
     for s in run.samples_of.get(key, ()):
-        if s["ns_per_op"]:
+        if not s["ns_per_op"]:
+            continue
+        if not over_partner:
             out.setdefault(s["round"], []).append(math.log(s["ns_per_op"]))
+        elif s["partner_ns"] and s["partner_reps"]:
+            partner = s["partner_ns"] / s["partner_reps"]
+            out.setdefault(s["round"], []).append(math.log(s["ns"] / s["reps"] / partner))
     return out
 
 
@@ -47,16 +56,20 @@ def kind(key):
     return "one thread" if key[4] == 1 else "several threads"
 
 
-def spreads(run, baseline):
+def spreads(run, baseline, over_partner=False):
     """{kind: {figure: [one value a cell]}}: the log standard deviations inside a
     process, between processes (their medians), and of the pairs with the
-    baseline, the last for each count of samples a visit (pair_1, pair_2 ...)."""
+    baseline, the last for each count of samples a visit (pair_1, pair_2 ...).
+    over_partner: of each sample over its partner's beside it (the cells
+    timed beside a partner only), as their ratios are computed."""
     out = {}
     for key, entry in run.by_key.items():
         if entry["status"] != "ok":
             continue
-        vs = visits_of(run, key)
-        figures = out.setdefault(kind(key), {})
+        vs = visits_of(run, key, over_partner)
+        if not vs:
+            continue
+        figures = out.setdefault(kind(key) + (", over the partner" if over_partner else ""), {})
         within = [abs(x - stats.median(xs)) for xs in vs.values() if len(xs) > 2 for x in xs]
         if within:
             # the median distance to the visit's own median: a third of them are 0 with 3 samples
@@ -66,7 +79,7 @@ def spreads(run, baseline):
             figures.setdefault("between processes", []).append(between)
         if key[1] == baseline:
             continue
-        base = visits_of(run, (key[0], baseline) + tuple(key[2:]))
+        base = visits_of(run, (key[0], baseline) + tuple(key[2:]), over_partner)
         most = min([len(xs) for xs in vs.values()] + [len(xs) for xs in base.values()] or [0])
         for k in range(1, most + 1):
             a, b = first(vs, k), first(base, k)
@@ -94,6 +107,7 @@ def report(run):
     lines = [f"Run {run.run_id}: {meta.get('rounds')} rounds of {per_visit} sample(s) of >= {meta.get('min_ms')} ms; "
              f"robust standard deviations of the logs (1.4826 MAD), the median over cells (and the upper quartile)"]
     figures = spreads(run, baseline)
+    figures.update(spreads(run, baseline, over_partner=True))
     cost = costs(meta, len(run.samples), per_visit)
     for k, fig in sorted(figures.items()):
         lines.append(f"{k}:")
