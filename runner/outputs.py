@@ -12,13 +12,6 @@ import tempfile
 from runner import aggregate, schema, tables
 from runner.schema import SAMPLE_COLS, SUMMARY_COLS, RATIO_COLS, METRIC_COLS
 
-# Extra tables of some workloads: OSRM's benchmark lines (its query heap's)
-# against the named row, and the slowdown against param 0 (OSRM's mmap
-# allocator: time at each evicted fraction over none evicted)
-BENCH_LINES = {"query_heap": "system"}
-SLOWDOWN = ("mmap_pressure",)
-
-
 def write_atomic(path, text, staged=None):
     """A failed write (full disk, Ctrl-C) leaves the previous file whole and no
     .tmp. With staged (a list), the file is left under its temporary name and
@@ -116,9 +109,11 @@ def _lines(entries, cols):
     return [[e[c] for c in cols] for e in entries]
 
 
-def table_text(done, ratio_list, versus, baseline, order, cpus, markdown, marks=tables.Marks()):
+def table_text(done, ratio_list, versus, baseline, order, cpus, markdown, marks=tables.Marks(), facts=None):
     """The tables of a run. done: Measurements in table_order; ratio_list and
-    versus: ratio entries to the baseline and to the VERSUS rows."""
+    versus: ratio entries to the baseline and to the versus rows; facts: the
+    workloads' (cell_protocol.workload_facts), which name their extra tables:
+    benchmark lines against a row, the slowdown against param 0."""
     summary = [summary_entry(m) for m in done]
     t = tables.build(summary, ratio_list, baseline, order, cpus=cpus, marks=marks)
     shared = {}
@@ -128,10 +123,12 @@ def table_text(done, ratio_list, versus, baseline, order, cpus, markdown, marks=
             shared[m.cell.strategy] = bool(v)
     t += tables.build_versus(summary, versus, order, cpus=cpus, shared=shared, marks=marks)
     metrics = {m.cell.key(): m.result.metrics if m.result else {} for m in done}
-    for workload, ref in BENCH_LINES.items():
-        t += tables.build_bench_lines(summary, metrics, workload, ref, order)
-    for workload in SLOWDOWN:
-        t += tables.build_slowdown(summary, metrics, workload, order)
+    for workload, fact in (facts or {}).items():
+        if fact.get("bench_lines"):
+            t += tables.build_bench_lines(summary, metrics, workload, fact["bench_lines"], order)
+    for workload, fact in (facts or {}).items():
+        if fact.get("slowdown"):
+            t += tables.build_slowdown(summary, metrics, workload, order)
     return tables.render_markdown(t) if markdown else tables.render_text(t)
 
 
@@ -151,25 +148,27 @@ def head_lines(done, control_text):
     return out
 
 
-def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, staged=None):
+def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, staged=None, facts=None):
     """What the data gives: summary.csv, ratios.csv, tables.txt and tables.md;
-    returns the text tables. control: the A/A control (row, twin) or None."""
+    returns the text tables. control: the A/A control (row, twin) or None;
+    facts: the workloads' (meta.json "workload_facts")."""
+    facts = facts or {}
     summary = [summary_entry(m) for m in done]
     ratio_list = [ratio_entry(r) for r in ratios.of(done)]
     write_atomic(os.path.join(out_dir, "summary.csv"), schema.csv_text(SUMMARY_COLS, _lines(summary, SUMMARY_COLS)),
                  staged)
     write_atomic(os.path.join(out_dir, "ratios.csv"), schema.csv_text(RATIO_COLS, _lines(ratio_list, RATIO_COLS)),
                  staged)
-    versus = [ratio_entry(r) for r in ratios.versus_rows(done)]
+    versus = [ratio_entry(r) for r in ratios.versus_rows(done, facts)]
     control_text = control_line(control_entries(done, ratio_list, ratios, control), control)
     marks = marks_of(ratios, control_text)
     head = head_lines(done, control_text)
     text = "\n".join(head) + "\n\n" + table_text(done, ratio_list, versus, ratios.baseline, order, cpus,
-                                                   markdown=False, marks=marks)
+                                                   markdown=False, marks=marks, facts=facts)
     write_atomic(os.path.join(out_dir, "tables.txt"), text, staged)
     write_atomic(os.path.join(out_dir, "tables.md"), f"# allocmark run {run_id}\n\n" +
                  "".join(f"- {line}\n" for line in head) + "\n" +
-                 table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=True, marks=marks),
+                 table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=True, marks=marks, facts=facts),
                  staged)
     return text
 
@@ -188,7 +187,7 @@ def write_all(out_dir, measurements, ratios, meta, order):
     try:
         write_data(out_dir, done, meta, staged)
         text = write_derived(out_dir, done, ratios, order, meta["run_id"], meta.get("cpu_count"), control_of(meta),
-                             staged)
+                             staged, meta.get("workload_facts"))
     except BaseException:
         for tmp, _ in staged:
             try:
