@@ -126,6 +126,10 @@ class CountingResult(unittest.TextTestResult):
 
 
 PYTHON_COUNTS = "python tests: "  # the last line of --python-only
+# the build folders the C stages write while the Python tests run, separated
+# by os.pathsep: tests/python/test_build.py's check that make -n writes
+# nothing leaves them out
+BUILDS_IN_USE = "AM_BUILDS_IN_USE"
 
 
 def run_python_tests():
@@ -214,6 +218,9 @@ def main():
     b = subprocess.run(args.make.split() + ["-j" + str(os.cpu_count() or 2), "--no-print-directory", "tests-build"],
                        cwd=ROOT)
     times.append(("build", time.time() - t0))
+    import run_check  # before the Python tests start: its first import writes its bytecode into tests/
+    if args.sanitizers:
+        os.environ[BUILDS_IN_USE] = os.path.join(ROOT, f"build/{run_check.ccname(args.cc)}-asan")
     # after the build: the Python tests make cells in the same build folder
     python = None if args.no_python else PythonTests()
     if b.returncode != 0:
@@ -245,7 +252,6 @@ def main():
         # the ASan+UBSan part of make check that fits here: the strategy
         # tests of a few rows, bug injections included
         # (tests/run_check.py runs every row, and the rest)
-        import run_check
         # four hand-written strategies whose poisoning is their own: the whole
         # list (every source) costs ~8 min on 2 cores, past make test's budget
         rows = [r for r in run_check.source_rows() if r in ("minimal", "pool", "monotonic", "tls_size_class")]
