@@ -253,7 +253,7 @@ NEED_MALLOCS = $(call need_malloc,system-jemalloc,jemalloc,libjemalloc-dev); \
 	$(call need_row,system-tbbmalloc,libtbb-dev); \
 	$(call need_row,system-scudo,libclang-rt-14-dev)
 
-# make test: C tests of every row, unit tests, then the Python tests;
+# make test: C tests of every row and unit tests, the Python tests beside them;
 # tests/run_all.py prints the closing "N passed, N failed, N skipped". It also
 # runs the strategy tests under ASan+UBSan (build/<cc>-asan), unless told --no-sanitizers.
 test:

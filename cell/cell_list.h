@@ -1,6 +1,6 @@
 /* cell_list.h: a cell's answer to --list: its row, the compiler that built it,
- * and every workload with its suite, sizes, params, thread sweep and
- * repetition seeds, as one JSON object. For cell_main.c only. */
+ * and every workload with its suite, sizes, params, thread sweep, repetition
+ * seeds and the runner's extra tables and choices, as one JSON object. For cell_main.c only. */
 #ifndef AM_CELL_LIST_H
 #define AM_CELL_LIST_H
 
@@ -28,6 +28,26 @@ static void json_sizes(const char *key, const size_t *s) {
     json_close(']');
 }
 
+static void json_params(const char *key, const double *p) {
+    json_key(key);
+    json_open('[');
+    for (int k = 0; p && p[k] >= 0; k++) {
+        json_item();
+        json_num_value(p[k]);
+    }
+    json_close(']');
+}
+
+/* a string field, or null where the workload has none */
+static void json_str_or_null(const char *key, const char *v) {
+    if (v) {
+        json_str(key, v);
+    } else {
+        json_key(key);
+        printf("null");
+    }
+}
+
 static void list_workloads(void) {
     json_open('{');
     json_str("strategy", AM_ROW_NAME);
@@ -45,18 +65,16 @@ static void list_workloads(void) {
         json_u64("threaded", (uint64_t)w->threaded);
         json_sizes("sizes", w->sizes);
         json_sizes("log_sizes", w->log_sizes);
-        if (sw && sw->params) {
-            json_key("params");
-            json_open('[');
-            for (int k = 0; sw->params[k] >= 0; k++) {
-                json_item();
-                json_num_value(sw->params[k]);
-            }
-            json_close(']');
-        }
+        if (sw && sw->params) json_params("params", sw->params);
+        if (sw && sw->quick_params) json_params("quick_params", sw->quick_params);
         json_u64("thread_sweep", (uint64_t)(sw ? sw->threads : 0));
         json_u64("seeds", am_seed_count(w));
         json_u64("age", w->age);
+        json_str_or_null("versus", w->versus);
+        json_str_or_null("bench_lines", w->bench_lines);
+        json_u64("slowdown", (uint64_t)w->slowdown);
+        json_u64("hyperfine", w->hyperfine);
+        json_str_or_null("dimension", w->dimension);
         json_close('}');
     }
     json_close(']');

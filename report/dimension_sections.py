@@ -15,7 +15,8 @@ def _times(v):
 class DimensionSections:
     def dimension_section(self):
         run = self.run
-        lines = dimensions.findings(run.summary)
+        facts = run.meta.get("workload_facts")
+        lines = dimensions.findings(run.summary, facts)
         drops = dimensions.drop_against_destroy(run.summary)
         virtual = dimensions.virtual_against_inline(run.summary)
         if not lines and not virtual:
@@ -27,7 +28,7 @@ class DimensionSections:
                 'global new/delete at 100. Medians of <a href="summary.csv">summary.csv</a>; the intervals are in '
                 'each workload\'s section.</p>']
         children = []
-        for dim, workloads, study in dimensions.DIMENSIONS:
+        for dim, workloads, study in dimensions.dimensions(facts):
             mine = [f for f in lines if f["dimension"] == dim]
             if not mine:
                 continue

@@ -6,25 +6,34 @@ and a virtual allocator interface). For each dimension the workloads that
 measure it, and for each of their points the fastest strategy and how it and
 `monotonic` compare with `system`, the malloc of global new/delete. Used by
 the report's section and by the README's table; it reads summary entries
-(runner/rundir.py) and computes nothing but ratios of their medians."""
+(runner/rundir.py) and computes nothing but ratios of their medians. Which
+dimension a workload measures it says itself (am_workload.dimension, kept in
+meta.json "workload_facts")."""
 
 VIRTUAL = "@virtual"  # a row reached through a table of function pointers
 NOT_CANDIDATES = {"minimal", "control"}  # a bound and the A/A control are no one's choice
 REFERENCE = "system"
 
-# (dimension, workloads, what the study found), in the order of the report
-DIMENSIONS = (
-    ("locality", ("churn_traverse",),
-     "per-subsystem pools after churn at 24 (16 after 256 rounds) of new/delete; no gain without churn"),
-    ("utilization", ("utilization",),
-     "with far more bytes allocated than live, monotonic 4.4x slower at 1 KiB, up to 128x at 32 KiB"),
-    ("variation", ("size_mix",), "sizes from a distribution: pools per size class against malloc"),
-    ("nested containers", ("vector_of_lists", "map_of_vectors"),
-     "a monotonic arena under nested containers at 22-35 of new/delete"),
-    ("contention", ("contention", "producer_consumer"), "per-thread pools at 8-36 with 1-8 threads"),
-    ("wink-out", ("list_create_drop", "vector_of_lists_drop"),
-     "dropping the arena instead of destroying the containers: monotonic 22-31 against 24-35"),
-)
+# what the study found along each dimension, in the order of the report
+STUDY = {
+    "locality": "per-subsystem pools after churn at 24 (16 after 256 rounds) of new/delete; no gain without churn",
+    "utilization": "with far more bytes allocated than live, monotonic 4.4x slower at 1 KiB, up to 128x at 32 KiB",
+    "variation": "sizes from a distribution: pools per size class against malloc",
+    "nested containers": "a monotonic arena under nested containers at 22-35 of new/delete",
+    "contention": "per-thread pools at 8-36 with 1-8 threads",
+    "wink-out": "dropping the arena instead of destroying the containers: monotonic 22-31 against 24-35",
+}
+
+
+def dimensions(facts):
+    """[(dimension, its workloads, what the study found)] in the report's
+    order, from each workload's dimension. facts: meta.json "workload_facts"."""
+    named = {}
+    for w, f in (facts or {}).items():
+        if f.get("dimension"):
+            named.setdefault(f["dimension"], []).append(w)
+    order = [d for d in STUDY if d in named] + [d for d in named if d not in STUDY]
+    return [(d, tuple(named[d]), STUDY.get(d, "not measured by the study")) for d in order]
 
 
 def point_of(e):
@@ -57,13 +66,13 @@ def ratio(medians, a, b=REFERENCE):
     return medians[a] / medians[b] if a in medians and b in medians and medians[b] else None
 
 
-def findings(summary):
+def findings(summary, facts):
     """One line per (dimension, point): dimension, point, winner, its median,
     winner/system, monotonic/system. A drop variant (wink-out) is set against
     system destroying the same containers (list_create_drop against
     list_create's system cell), as the study set both against new/delete."""
     lines = []
-    for dim, workloads, _ in DIMENSIONS:
+    for dim, workloads, _ in dimensions(facts):
         points = by_point(summary, workloads)
         twins = by_point(summary, tuple(w[:-len("_drop")] for w in workloads if w.endswith("_drop")))
         for p in sorted(points, key=lambda p: (p[0], workloads.index(p[1]), p[2], p[3], p[4])):

@@ -162,8 +162,9 @@ def dimension_table(folder):
     faster); then the cost of run-time binding."""
     run = rundir.load_strict(folder, need=("summary.csv", "meta.json"))
     lines = []
-    for dim, _, study in dimensions.DIMENSIONS:
-        mine = [f for f in dimensions.findings(run.summary) if f["dimension"] == dim]
+    facts = run.meta.get("workload_facts")
+    for dim, _, study in dimensions.dimensions(facts):
+        mine = [f for f in dimensions.findings(run.summary, facts) if f["dimension"] == dim]
         last = {}
         for f in mine:  # sorted by compiler, workload, size, threads, param: keep each one's last
             last[f["point"][:2]] = f

@@ -9,13 +9,6 @@ import math
 
 from runner import matrix, stats
 
-# Derived tables: each strategy against one reference row, per (threads, param):
-# for contention, shared heaps against independent per-thread pools (as in
-# BlazingMQ's pools); query_heap against system malloc, as OSRM's query heap
-# is measured against the default allocator.
-VERSUS = {"contention": "pool", "query_heap": "system"}
-
-
 @dataclasses.dataclass(frozen=True)
 class Settings:
     """How the figures are judged; meta.json records them ("statistics").
@@ -186,7 +179,7 @@ class Ratios:
 
     def __init__(self, baseline, settings=Settings()):
         self.baseline, self.settings, self.done = baseline, settings, {}
-        self.versus = {}  # workload -> Ratios against its VERSUS row
+        self.versus = {}  # workload -> Ratios against its versus row
 
     def of(self, measurements, only=None):
         """[Ratio] of the ok cells whose baseline cell is ok, in the order given;
@@ -207,10 +200,14 @@ class Ratios:
                 out.append(Ratio(m.cell, self.baseline, iv, self.settings))
         return out
 
-    def versus_rows(self, measurements):
-        """Each strategy against its workload's VERSUS reference row."""
+    def versus_rows(self, measurements, facts):
+        """Each strategy against the row its workload names as versus (its
+        --list entry; facts: cell_protocol.workload_facts), per (threads, param)."""
         out = []
-        for workload, ref in VERSUS.items():
+        for workload, fact in facts.items():
+            ref = fact.get("versus")
+            if not ref:
+                continue
             mine = [m for m in measurements if m.cell.workload == workload]
             if mine:
                 out += self.versus.setdefault(workload, Ratios(ref, self.settings)).of(mine)

@@ -115,6 +115,18 @@ def list_workloads(exe):
         raise UsageError(f"{exe} --list printed no workload list")
 
 
+# what a run folder keeps of each workload's --list entry (meta.json
+# "workload_facts"), for the tables made again from it and for the report
+FACTS = ("versus", "bench_lines", "slowdown", "dimension")
+
+
+def workload_facts(listing, names):
+    """{workload: {fact: value}} of the named workloads of a --list answer, in its order:
+    the row it is also set against (versus), the row of its benchmark lines
+    (bench_lines), its slowdown table (slowdown), its dimension (dimension)."""
+    return {w["name"]: {k: w.get(k) for k in FACTS} for w in listing["workloads"] if w["name"] in names}
+
+
 def command(exe, workload, size, *, seed=None, threads=1, param=0.0, mem_limit=None, work_loops=None,
             samples=None, min_ms=None, reps=None, partner_reps=None, expect=None, alone=False, mode=None):
     """The argv of a cell. mode: None (measure), "stats-only" (one repetition's

@@ -24,7 +24,6 @@ from runner.cell_protocol import parse_json_line  # noqa: E402
 from runner.cli import names_arg, whole_number  # noqa: E402
 from runner.errors import UsageError  # noqa: E402
 
-PREFERRED_WORKLOADS = ("thrash_pool_map_list_unaligned", "thrash_pool")
 DEFAULT_SIZE = 1810
 MIN_RUNS = 10
 WARMUP = 3
@@ -38,7 +37,8 @@ def make_parser():
     ap.add_argument("--compilers", type=names_arg, required=True, metavar="C,D",
                     help="build folders build/<name>/bin; the first one's strategies are compared")
     ap.add_argument("--run", default="results/latest", help="run folder to write into (results/latest)")
-    ap.add_argument("--workload", help=f"workload ({' if it exists, else '.join(PREFERRED_WORKLOADS)})")
+    ap.add_argument("--workload", help="workload (default: the one the cell ranks first for hyperfine in "
+                                       "--list, thrash_pool_map_list_unaligned)")
     ap.add_argument("--size", type=whole_number(1), default=DEFAULT_SIZE, help=f"size ({DEFAULT_SIZE})")
     ap.add_argument("--reps", type=whole_number(1),
                     help=f"repetitions every process does (default: what makes one sample of the "
@@ -67,6 +67,13 @@ def run_folder(path):
     except OSError as e:
         raise UsageError(f"cannot create the run folder '{path}': {e.strerror or e}")
     return path
+
+
+def default_workload(listing):
+    """The workload whose --list entry ranks first for hyperfine (1 before 2;
+    0: never), or the first listed."""
+    ranked = sorted((w["hyperfine"], i) for i, w in enumerate(listing["workloads"]) if w.get("hyperfine"))
+    return listing["workloads"][ranked[0][1] if ranked else 0]["name"]
 
 
 def cell_command(exe, workload, size, reps):
@@ -151,7 +158,7 @@ def main(argv=None):
                for c in rows_of}
         listing = cell_protocol.list_workloads(exe[ref][rows_of[ref][0]])
         names = [w["name"] for w in listing["workloads"]]
-        workload = args.workload or next((w for w in PREFERRED_WORKLOADS if w in names), names[0])
+        workload = args.workload or default_workload(listing)
         if workload not in names:
             raise UsageError(f"unknown workload '{workload}'; valid: {', '.join(names)}")
         several = len(args.compilers) > 1

@@ -9,9 +9,8 @@ import random
 
 from runner import schema
 
-# the corner of a sweep that --quick keeps
+# the threads of a sweep that --quick keeps (its params: the workload's quick_params)
 QUICK_THREADS = (1, 2)
-QUICK_PARAMS = (0.0, 30.0, 500.0)  # contention's W 0 and 500; mmap_pressure's 0 and 30 %
 
 
 class Cell(collections.namedtuple("Cell", schema.KEY + ("threaded",))):
@@ -71,7 +70,7 @@ def choose_params(w, given, quick):
     if not params:
         return [0.0]
     if quick:
-        return [p for p in params if p in QUICK_PARAMS] or params[:1]
+        return [float(p) for p in w.get("quick_params") or []] or params[:1]  # as the workload says
     return params
 
 

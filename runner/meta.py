@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 
-from runner import catalog, cell_process, environment, runlock
+from runner import catalog, cell_process, cell_protocol, environment, runlock
 
 ROOT = catalog.ROOT
 
@@ -151,6 +151,7 @@ def make_meta(cfg, static, measurements, started, state, pinning_note, revisits=
         "command_line": " ".join(shlex.quote(a) for a in sys.argv),
         "strategies": list(cfg.order),
         "workloads": list(cfg.workloads),
+        "workload_facts": cell_protocol.workload_facts(cfg.listing[cfg.compilers[0]], cfg.workloads),
         "samples": cfg.samples,
         "rounds": cfg.rounds,
         "revisits": dict(revisits or {"limit": cfg.revisits}),

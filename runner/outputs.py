@@ -13,13 +13,6 @@ import textwrap
 from runner import aggregate, digest, schema, tables
 from runner.schema import SAMPLE_COLS, SUMMARY_COLS, RATIO_COLS, METRIC_COLS
 
-# Extra tables of some workloads: OSRM's benchmark lines (its query heap's)
-# against the named row, and the slowdown against param 0 (OSRM's mmap
-# allocator: time at each evicted fraction over none evicted)
-BENCH_LINES = {"query_heap": "system"}
-SLOWDOWN = ("mmap_pressure",)
-
-
 def write_atomic(path, text, staged=None):
     """A failed write (full disk, Ctrl-C) leaves the previous file whole and no
     .tmp. With staged (a list), the file is left under its temporary name and
@@ -117,10 +110,13 @@ def _lines(entries, cols):
     return [[e[c] for c in cols] for e in entries]
 
 
-def table_text(done, ratio_list, versus, baseline, order, cpus, markdown, marks=tables.Marks(), groups=None):
+def table_text(done, ratio_list, versus, baseline, order, cpus, markdown, marks=tables.Marks(), groups=None,
+               facts=None):
     """The tables of a run. done: Measurements in table_order; ratio_list and
-    versus: ratio entries to the baseline and to the VERSUS rows; groups:
-    aggregate.fastest_groups."""
+    versus: ratio entries to the baseline and to the versus rows; groups:
+    aggregate.fastest_groups; facts: the workloads' (cell_protocol.workload_facts),
+    which name their extra tables: benchmark lines against a row, the slowdown
+    against param 0."""
     summary = [summary_entry(m) for m in done]
     members = {p: g.members for p, g in (groups or {}).items()}
     t = tables.build(summary, ratio_list, baseline, order, cpus=cpus, marks=marks, groups=members)
@@ -131,10 +127,12 @@ def table_text(done, ratio_list, versus, baseline, order, cpus, markdown, marks=
             shared[m.cell.strategy] = bool(v)
     t += tables.build_versus(summary, versus, order, cpus=cpus, shared=shared, marks=marks)
     metrics = {m.cell.key(): m.result.metrics if m.result else {} for m in done}
-    for workload, ref in BENCH_LINES.items():
-        t += tables.build_bench_lines(summary, metrics, workload, ref, order)
-    for workload in SLOWDOWN:
-        t += tables.build_slowdown(summary, metrics, workload, order)
+    for workload, fact in (facts or {}).items():
+        if fact.get("bench_lines"):
+            t += tables.build_bench_lines(summary, metrics, workload, fact["bench_lines"], order)
+    for workload, fact in (facts or {}).items():
+        if fact.get("slowdown"):
+            t += tables.build_slowdown(summary, metrics, workload, order)
     if markdown:
         return tables.render_markdown(t, legend_once=True)
     return tables.render_text(t, width=tables.WIDTH, legend_once=True)
@@ -167,29 +165,30 @@ def head_lines(done, control_text):
     return out
 
 
-def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, staged=None):
+def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, staged=None, facts=None):
     """What the data gives: summary.csv, ratios.csv, groups.csv, tables.txt,
     tables.md and matrix.csv; returns the run's closing lines (digest.py). control: the A/A
-    control (row, twin) or None."""
+    control (row, twin) or None; facts: the workloads' (meta.json "workload_facts")."""
+    facts = facts or {}
     summary = [summary_entry(m) for m in done]
     ratio_list = [ratio_entry(r) for r in ratios.of(done)]
     write_atomic(os.path.join(out_dir, "summary.csv"), schema.csv_text(SUMMARY_COLS, _lines(summary, SUMMARY_COLS)),
                  staged)
     write_atomic(os.path.join(out_dir, "ratios.csv"), schema.csv_text(RATIO_COLS, _lines(ratio_list, RATIO_COLS)),
                  staged)
-    versus = [ratio_entry(r) for r in ratios.versus_rows(done)]
+    versus = [ratio_entry(r) for r in ratios.versus_rows(done, facts)]
     control_text = control_line(control_entries(done, ratio_list, ratios, control), control)
     marks = marks_of(ratios, control_text)
     head = head_lines(done, control_text)
     groups = aggregate.fastest_groups(done, ratios.settings)
     head_text = "\n".join(textwrap.fill(line, tables.WIDTH) for line in head)
     text = head_text + "\n\n" + table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=False,
-                                           marks=marks, groups=groups)
+                                           marks=marks, groups=groups, facts=facts)
     write_atomic(os.path.join(out_dir, "tables.txt"), text, staged)
     write_atomic(os.path.join(out_dir, "tables.md"), f"# allocmark run {run_id}\n\n" +
                  "".join(f"- {line}\n" for line in head) + "\n" +
                  table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=True, marks=marks,
-                            groups=groups),
+                            groups=groups, facts=facts),
                  staged)
     write_atomic(os.path.join(out_dir, "groups.csv"), schema.csv_text(schema.GROUP_COLS, group_lines(groups)), staged)
     header, lines = tables.matrix_csv(summary, ratio_list, ratios.baseline, order)
@@ -211,7 +210,7 @@ def write_all(out_dir, measurements, ratios, meta, order):
     try:
         write_data(out_dir, done, meta, staged)
         text = write_derived(out_dir, done, ratios, order, meta["run_id"], meta.get("cpu_count"), control_of(meta),
-                             staged)
+                             staged, meta.get("workload_facts"))
     except BaseException:
         for tmp, _ in staged:
             try:

@@ -95,7 +95,7 @@ def regenerate(folder, margin=None):
     ratios = aggregate.Ratios(meta["baseline"], settings)
     done = outputs.table_order(done, order)
     text = outputs.write_derived(folder, done, ratios, order, run.run_id, meta.get("cpu_count"),
-                                 outputs.control_of(meta))
+                                 outputs.control_of(meta), facts=meta.get("workload_facts"))
     if len(run.compiler_names()) > 1:
         crosscc.write(folder)
     return text

@@ -4,11 +4,13 @@
 
 1. builds every test binary (make tests-build), 2. runs each C test binary:
 one per strategy and test file (tests/strategy/*.c) plus the unit tests
-(tests/unit/*.c), --jobs at a time, 3. runs the strategy tests of one row per
-strategy source under ASan+UBSan (make check runs every row), 4. runs the
-Python tests (tests/python/test_*.py). A binary that crashes, exits non-zero or
-prints no PASS, FAIL or SKIP line counts as a failure; its SKIP lines count as
-skipped, as the Python tests' skips do. Each stage prints its time."""
+(tests/unit/*.c), --jobs at a time, 3. runs the strategy tests of a few rows
+under ASan+UBSan (make check runs every row), 4. runs the Python tests
+(tests/python/test_*.py) in a process of their own beside 2 and 3, their
+output shown once those end. A binary that crashes, exits non-zero or prints
+no PASS, FAIL or SKIP line counts as a failure; its SKIP lines count as
+skipped, as the Python tests' skips do; so does a Python process that ends
+without its counts. Each stage prints its time."""
 import argparse
 import collections
 import concurrent.futures
@@ -123,6 +125,13 @@ class CountingResult(unittest.TextTestResult):
     pass
 
 
+PYTHON_COUNTS = "python tests: "  # the last line of --python-only
+# the build folders the C stages write while the Python tests run, separated
+# by os.pathsep: tests/python/test_build.py's check that make -n writes
+# nothing leaves them out
+BUILDS_IN_USE = "AM_BUILDS_IN_USE"
+
+
 def run_python_tests():
     top = os.path.join(ROOT, "tests", "python")
     if not os.path.isdir(top):
@@ -136,6 +145,45 @@ def run_python_tests():
     return passed, failed, skipped
 
 
+def python_command():
+    return [sys.executable, os.path.abspath(__file__), "--python-only"]
+
+
+class PythonTests:
+    """The Python tests in a child process (run_all.py --python-only), so that
+    they wait on their cells and makes while the C tests use the CPUs; its
+    output goes to a file, shown by finish()."""
+
+    def __init__(self):
+        self.start = time.time()
+        self.out = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(python_command(), cwd=ROOT, stdout=self.out, stderr=subprocess.STDOUT)
+
+    def finish(self):
+        """(passed, failed, skipped) after printing the child's output"""
+        rc = self.proc.wait()
+        self.out.seek(0)
+        text = self.out.read().decode(errors="replace")
+        self.out.close()
+        sys.stdout.write(text)
+        counts = parse_python_counts(text)
+        if counts is None:
+            print(f"FAIL python tests: exit status {rc} before their counts")
+            return 0, 1, 0
+        return counts
+
+
+def parse_python_counts(text):
+    """(passed, failed, skipped) of the child's last counts line, or None"""
+    for line in reversed(text.splitlines()):
+        if line.startswith(PYTHON_COUNTS):
+            try:
+                return tuple(int(w) for w in line[len(PYTHON_COUNTS):].split()[::2])
+            except ValueError:
+                return None
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--make", default="make")
@@ -144,6 +192,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=default_jobs(),
                     help="test binaries run at once (default: 2, or 1 on one core)")
     ap.add_argument("--no-python", action="store_true")
+    ap.add_argument("--python-only", action="store_true",
+                    help="run the Python tests alone, here, and end with their counts (what make test starts "
+                         "beside the C tests)")
     ap.add_argument("--runner", default="",
                     help="command to run each test binary with, e.g. 'wine' for MinGW builds")
     ap.add_argument("--cc", default="gcc", help="the compiler, for the sanitizer stage")
@@ -152,6 +203,10 @@ def main():
                          "(default; make check covers every row)")
     ap.add_argument("--no-sanitizers", dest="sanitizers", action="store_false")
     args = ap.parse_args()
+    if args.python_only:
+        p, f, s = run_python_tests()
+        print(PYTHON_COUNTS + closing_line(p, f, s), flush=True)
+        return 1 if f else 0
     # sanitizer builds: leaks of libraries' own statics are not ours
     os.environ.setdefault("LSAN_OPTIONS", "suppressions=" + os.path.join(ROOT, "tests", "lsan.supp"))
     start = time.time()
@@ -163,6 +218,11 @@ def main():
     b = subprocess.run(args.make.split() + ["-j" + str(os.cpu_count() or 2), "--no-print-directory", "tests-build"],
                        cwd=ROOT)
     times.append(("build", time.time() - t0))
+    import run_check  # before the Python tests start: its first import writes its bytecode into tests/
+    if args.sanitizers:
+        os.environ[BUILDS_IN_USE] = os.path.join(ROOT, f"build/{run_check.ccname(args.cc)}-asan")
+    # after the build: the Python tests make cells in the same build folder
+    python = None if args.no_python else PythonTests()
     if b.returncode != 0:
         print("FAIL build: make tests-build failed")
         failed += 1
@@ -192,7 +252,6 @@ def main():
         # the ASan+UBSan part of make check that fits here: the strategy
         # tests of a few rows, bug injections included
         # (tests/run_check.py runs every row, and the rest)
-        import run_check
         # four hand-written strategies whose poisoning is their own: the whole
         # list (every source) costs ~8 min on 2 cores, past make test's budget
         rows = [r for r in run_check.source_rows() if r in ("minimal", "pool", "monotonic", "tls_size_class")]
@@ -206,10 +265,10 @@ def main():
         passed += p
         failed += f
         skipped += s
-    if not args.no_python:
-        t0 = time.time()
-        p, f, s = run_python_tests()
-        times.append(("python tests", time.time() - t0))
+    if python:
+        print("== Python tests (run beside the C tests)", flush=True)
+        p, f, s = python.finish()
+        times.append(("python tests (beside the C tests)", time.time() - python.start))
         passed += p
         failed += f
         skipped += s

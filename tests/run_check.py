@@ -115,11 +115,25 @@ def run_bins(bins, args, prefix=(), extra=(), env=None):
     return passed, failed, skipped
 
 
+def strategy_targets(build, rows, files):
+    """build/.../tests/<row>/<file> for each row and each of the files built for it"""
+    sources = run_all.row_sources()
+    targets = [os.path.join(build, "tests", r, t) for r in rows for t in files]
+    return [t for t in targets if run_all.built_for_row(t, sources)]
+
+
+def strategy_test_files():
+    top = os.path.join(ROOT, "tests", "strategy")
+    return sorted(f[:-2] for f in os.listdir(top) if f.endswith(".c"))
+
+
 def stage_asan(args, units=True, rows=None):
-    """rows: the rows to build and run (default: --rows, or every row without a malloc of its own)"""
+    """rows: the rows to build and run (default: --rows, or every row without a
+    malloc of its own). Without units, only the rows' strategy tests are built."""
     build = f"build/{ccname(args.cc)}-asan"
     rows = rows or chosen_rows(args)
-    if not make(args, "tests-build", CC=args.cc, VARIANT="-asan", EXTRA_CFLAGS=SAN_FLAGS,
+    targets = "tests-build" if units else " ".join(strategy_targets(build, rows, strategy_test_files()))
+    if not make(args, targets, CC=args.cc, VARIANT="-asan", EXTRA_CFLAGS=SAN_FLAGS,
                 EXTRA_LDFLAGS=SAN_LDFLAGS, ALLOCATORS=",".join(rows)):
         return 0, 1, 0
     return run_bins(binaries(build, ("tests", "unit") if units else ("tests",), rows), args, env=ASAN_ENV)
@@ -147,9 +161,7 @@ def threaded_test_files():
 
 def stage_tsan(args):
     build = f"build/{ccname(args.cc)}-tsan"
-    rows, sources = chosen_rows(args), run_all.row_sources()
-    targets = [os.path.join(build, "tests", r, t) for r in rows for t in threaded_test_files()]
-    targets = [t for t in targets if run_all.built_for_row(t, sources)]
+    targets = strategy_targets(build, chosen_rows(args), threaded_test_files())
     if not make(args, " ".join(targets), CC=args.cc, VARIANT="-tsan",
                 EXTRA_CFLAGS="-fsanitize=thread -fno-omit-frame-pointer", EXTRA_LDFLAGS="-fsanitize=thread",
                 ALLOCATORS=",".join(rows)):

@@ -7,5 +7,16 @@ static uint64_t alloc_bulk_run(am_heap *h, am_job *job, int *status) {
 }
 
 const am_workload am_workload_alloc_bulk = {
-    "alloc_bulk", "10,000 blocks of `size` bytes taken, then freed in the order taken (time per pair)",
-    ap_sizes, ap_sizes, ap_reps, ap_ops, alloc_bulk_run, ap_reference, 0, 1, 0, NULL};
+    .name = "alloc_bulk",
+    .summary = "10,000 blocks of `size` bytes taken, then freed in the order taken (time per pair)",
+    .sizes = ap_sizes,
+    .log_sizes = ap_sizes,
+    .reps = ap_reps,
+    .ops = ap_ops,
+    .run = alloc_bulk_run,
+    .reference = ap_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = NULL,
+};

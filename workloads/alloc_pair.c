@@ -8,5 +8,16 @@ static uint64_t alloc_pair_run(am_heap *h, am_job *job, int *status) {
 }
 
 const am_workload am_workload_alloc_pair = {
-    "alloc_pair", "one block of `size` bytes taken and freed at once, 10,000 times (time per pair)",
-    ap_sizes, ap_sizes, ap_reps, ap_ops, alloc_pair_run, ap_reference, 0, 1, 0, NULL};
+    .name = "alloc_pair",
+    .summary = "one block of `size` bytes taken and freed at once, 10,000 times (time per pair)",
+    .sizes = ap_sizes,
+    .log_sizes = ap_sizes,
+    .reps = ap_reps,
+    .ops = ap_ops,
+    .run = alloc_pair_run,
+    .reference = ap_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = NULL,
+};

@@ -7,5 +7,16 @@ static uint64_t alloc_reverse_run(am_heap *h, am_job *job, int *status) {
 }
 
 const am_workload am_workload_alloc_reverse = {
-    "alloc_reverse", "10,000 blocks of `size` bytes taken, then freed in reverse order (time per pair)",
-    ap_sizes, ap_sizes, ap_reps, ap_ops, alloc_reverse_run, ap_reference, 0, 1, 0, NULL};
+    .name = "alloc_reverse",
+    .summary = "10,000 blocks of `size` bytes taken, then freed in reverse order (time per pair)",
+    .sizes = ap_sizes,
+    .log_sizes = ap_sizes,
+    .reps = ap_reps,
+    .ops = ap_ops,
+    .run = alloc_reverse_run,
+    .reference = ap_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = NULL,
+};

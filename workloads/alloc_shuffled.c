@@ -8,5 +8,16 @@ static uint64_t alloc_shuffled_run(am_heap *h, am_job *job, int *status) {
 }
 
 const am_workload am_workload_alloc_shuffled = {
-    "alloc_shuffled", "10,000 blocks of `size` bytes taken, then freed in a seeded shuffled order (time per pair)",
-    ap_sizes, ap_sizes, ap_reps, ap_ops, alloc_shuffled_run, ap_reference, 0, 1, 0, NULL};
+    .name = "alloc_shuffled",
+    .summary = "10,000 blocks of `size` bytes taken, then freed in a seeded shuffled order (time per pair)",
+    .sizes = ap_sizes,
+    .log_sizes = ap_sizes,
+    .reps = ap_reps,
+    .ops = ap_ops,
+    .run = alloc_shuffled_run,
+    .reference = ap_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = NULL,
+};

@@ -155,10 +155,25 @@ static double churn_traverse_ops(size_t size) { return (double)size * CT_PASSES;
 static uint64_t churn_traverse_min_bytes(const am_job *job) { return (uint64_t)job->size * sizeof(ct_list_node); }
 
 const am_workload am_workload_churn_traverse = {
-    "churn_traverse",
-    "locality: len list nodes in 16 subsystems, churned param x len times, each traversed 16 times; "
-    "a heap per subsystem where heaps are independent (Bloomberg's allocator study)",
-    churn_traverse_sizes, churn_traverse_log_sizes, churn_traverse_reps,
-    churn_traverse_ops, churn_traverse_run, churn_traverse_reference, 0, 1, 0, churn_traverse_min_bytes};
+    .name = "churn_traverse",
+    .summary = "locality: len list nodes in 16 subsystems, churned param x len times, each traversed 16 times; "
+        "a heap per subsystem where heaps are independent (Bloomberg's allocator study)",
+    .sizes = churn_traverse_sizes,
+    .log_sizes = churn_traverse_log_sizes,
+    .reps = churn_traverse_reps,
+    .ops = churn_traverse_ops,
+    .run = churn_traverse_run,
+    .reference = churn_traverse_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = churn_traverse_min_bytes,
+    .dimension = "locality",
+};
 
-const am_sweep am_sweep_churn_traverse = {"churn_traverse", churn_traverse_params, 0, NULL};
+const am_sweep am_sweep_churn_traverse = {
+    .workload = "churn_traverse",
+    .params = churn_traverse_params,
+    .threads = 0,
+    .ops = NULL,
+};

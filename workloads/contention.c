@@ -148,6 +148,7 @@ static uint64_t contention_reference(am_job *job) {
 static const size_t contention_sizes[] = {200000, 0};
 static const size_t contention_log_sizes[] = {20000, 200000, 0};
 static const double contention_params[] = {0, 100, 500, 10000, -1}; /* 10 µs: the gap has closed; --param for others */
+static const double contention_quick_params[] = {0, 500, -1};
 
 static unsigned contention_reps(size_t size) { (void)size; return 1; }
 static double contention_ops(size_t size) { return (double)size; }
@@ -156,10 +157,27 @@ static double contention_job_ops(const am_job *job) {
 }
 
 const am_workload am_workload_contention = {
-    "contention",
-    "T threads: allocate 345 bytes, write, W ns of work (param), free; one shared heap if thread-safe, "
-    "else one per thread (BlazingMQ's pools)",
-    contention_sizes, contention_log_sizes, contention_reps,
-    contention_ops, contention_run, contention_reference, 1, 1, 0, NULL};
+    .name = "contention",
+    .summary = "T threads: allocate 345 bytes, write, W ns of work (param), free; one shared heap if thread-safe, "
+        "else one per thread (BlazingMQ's pools)",
+    .sizes = contention_sizes,
+    .log_sizes = contention_log_sizes,
+    .reps = contention_reps,
+    .ops = contention_ops,
+    .run = contention_run,
+    .reference = contention_reference,
+    .threaded = 1,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = NULL,
+    .versus = "pool",
+    .dimension = "contention",
+};
 
-const am_sweep am_sweep_contention = {"contention", contention_params, 1, contention_job_ops};
+const am_sweep am_sweep_contention = {
+    .workload = "contention",
+    .params = contention_params,
+    .threads = 1,
+    .ops = contention_job_ops,
+    .quick_params = contention_quick_params,
+};

@@ -14,6 +14,16 @@ static uint64_t list_create_run(am_heap *h, am_job *job, int *status) {
 }
 
 const am_workload am_workload_list_create = {
-    "list_create", "list<int> of len values built by push_back, then destroyed",
-    am_sizes_linear, am_sizes_log, lc_reps,
-    lc_ops, list_create_run, lc_reference, 0, 1, 0, lc_min_bytes};
+    .name = "list_create",
+    .summary = "list<int> of len values built by push_back, then destroyed",
+    .sizes = am_sizes_linear,
+    .log_sizes = am_sizes_log,
+    .reps = lc_reps,
+    .ops = lc_ops,
+    .run = list_create_run,
+    .reference = lc_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = lc_min_bytes,
+};

@@ -18,7 +18,18 @@ static uint64_t list_create_drop_run(am_heap *h, am_job *job, int *status) {
 }
 
 const am_workload am_workload_list_create_drop = {
-    "list_create_drop", "list_create, the heap reset instead of the list destroyed (wink-out; rows whose reset "
-    "frees live blocks)",
-    am_sizes_linear, am_sizes_log, lc_reps,
-    lc_ops, list_create_drop_run, lc_reference, 0, 1, 0, lc_min_bytes};
+    .name = "list_create_drop",
+    .summary = "list_create, the heap reset instead of the list destroyed (wink-out; rows whose reset "
+        "frees live blocks)",
+    .sizes = am_sizes_linear,
+    .log_sizes = am_sizes_log,
+    .reps = lc_reps,
+    .ops = lc_ops,
+    .run = list_create_drop_run,
+    .reference = lc_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = lc_min_bytes,
+    .dimension = "wink-out",
+};

@@ -45,6 +45,16 @@ static double list_dupe_ops(size_t size) { return (double)size; }
 static uint64_t list_dupe_min_bytes(const am_job *job) { return 2 * (uint64_t)job->size * sizeof(ld_list_node); }
 
 const am_workload am_workload_list_dupe = {
-    "list_dupe", "list<int> of len values deep-copied on the same heap, the copy walked, both destroyed",
-    am_sizes_linear, am_sizes_log, list_dupe_reps,
-    list_dupe_ops, list_dupe_run, list_dupe_reference, 0, 1, 0, list_dupe_min_bytes};
+    .name = "list_dupe",
+    .summary = "list<int> of len values deep-copied on the same heap, the copy walked, both destroyed",
+    .sizes = am_sizes_linear,
+    .log_sizes = am_sizes_log,
+    .reps = list_dupe_reps,
+    .ops = list_dupe_ops,
+    .run = list_dupe_run,
+    .reference = list_dupe_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = list_dupe_min_bytes,
+};

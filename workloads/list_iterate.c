@@ -66,6 +66,16 @@ static double list_iterate_ops(size_t size) { return (double)size * LI_PASSES; }
 static uint64_t list_iterate_min_bytes(const am_job *job) { return (uint64_t)job->size * (sizeof(li_list_node) + sizeof(li_olist_node)); }
 
 const am_workload am_workload_list_iterate = {
-    "list_iterate", "list<int> of len values built interleaved with a list of 40-byte records, then summed over 20 passes",
-    am_sizes_linear, am_sizes_log, list_iterate_reps,
-    list_iterate_ops, list_iterate_run, list_iterate_reference, 0, 1, 0, list_iterate_min_bytes};
+    .name = "list_iterate",
+    .summary = "list<int> of len values built interleaved with a list of 40-byte records, then summed over 20 passes",
+    .sizes = am_sizes_linear,
+    .log_sizes = am_sizes_log,
+    .reps = list_iterate_reps,
+    .ops = list_iterate_ops,
+    .run = list_iterate_run,
+    .reference = list_iterate_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = list_iterate_min_bytes,
+};

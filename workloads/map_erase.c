@@ -101,6 +101,16 @@ static double map_erase_ops(size_t size) { return (double)(size + size / 2); }
 static uint64_t map_erase_min_bytes(const am_job *job) { return (uint64_t)job->size * (sizeof(int) + sizeof(size_t) + 1); }
 
 const am_workload am_workload_map_erase = {
-    "map_erase", "map<int, int> of len random keys; len/2 times the lower_bound of a random key erased",
-    am_sizes_linear, am_sizes_log, map_erase_reps,
-    map_erase_ops, map_erase_run, map_erase_reference, 0, 4, 0, map_erase_min_bytes};
+    .name = "map_erase",
+    .summary = "map<int, int> of len random keys; len/2 times the lower_bound of a random key erased",
+    .sizes = am_sizes_linear,
+    .log_sizes = am_sizes_log,
+    .reps = map_erase_reps,
+    .ops = map_erase_ops,
+    .run = map_erase_run,
+    .reference = map_erase_reference,
+    .threaded = 0,
+    .seeds = 4,
+    .age = 0,
+    .min_bytes = map_erase_min_bytes,
+};

@@ -71,8 +71,18 @@ static double map_of_vectors_ops(size_t size) { return (double)size; }
 static uint64_t map_of_vectors_min_bytes(const am_job *job) { return (uint64_t)job->size * sizeof(int); }
 
 const am_workload am_workload_map_of_vectors = {
-    "map_of_vectors",
-    "map<int, vector<int>>, the vectors on the map's heap: len values appended to the vectors of len/16 + 1 "
-    "keys in a scrambled order, read in key order, destroyed",
-    am_sizes_linear, am_sizes_log, map_of_vectors_reps,
-    map_of_vectors_ops, map_of_vectors_run, map_of_vectors_reference, 0, 1, 0, map_of_vectors_min_bytes};
+    .name = "map_of_vectors",
+    .summary = "map<int, vector<int>>, the vectors on the map's heap: len values appended to the vectors of len/16 + 1 "
+        "keys in a scrambled order, read in key order, destroyed",
+    .sizes = am_sizes_linear,
+    .log_sizes = am_sizes_log,
+    .reps = map_of_vectors_reps,
+    .ops = map_of_vectors_ops,
+    .run = map_of_vectors_run,
+    .reference = map_of_vectors_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = map_of_vectors_min_bytes,
+    .dimension = "nested containers",
+};

@@ -351,6 +351,7 @@ static uint64_t mmap_pressure_reference(am_job *job) {
 static const size_t mmap_pressure_sizes[] = {8, 0};
 static const size_t mmap_pressure_log_sizes[] = {4, 16, 64, 0};
 static const double mmap_pressure_params[] = {0, 10, 20, 30, 50, -1};
+static const double mmap_pressure_quick_params[] = {0, 30, -1};
 
 static unsigned mmap_pressure_reps(size_t size) { (void)size; return 1; }
 static double mmap_pressure_ops(size_t size) { return (double)queries_of(size); }
@@ -359,10 +360,26 @@ static double mmap_pressure_job_ops(const am_job *job) {
 }
 
 const am_workload am_workload_mmap_pressure = {
-    "mmap_pressure",
-    "a `size` MiB read-mostly structure of linked 64-byte nodes in the strategy's memory; each repetition "
-    "evicts param % of its pages, then T threads chase 64-node paths from random nodes (OSRM's mmap allocator)",
-    mmap_pressure_sizes, mmap_pressure_log_sizes, mmap_pressure_reps,
-    mmap_pressure_ops, mmap_pressure_run, mmap_pressure_reference, 1, 1, 0, NULL};
+    .name = "mmap_pressure",
+    .summary = "a `size` MiB read-mostly structure of linked 64-byte nodes in the strategy's memory; each repetition "
+        "evicts param % of its pages, then T threads chase 64-node paths from random nodes (OSRM's mmap allocator)",
+    .sizes = mmap_pressure_sizes,
+    .log_sizes = mmap_pressure_log_sizes,
+    .reps = mmap_pressure_reps,
+    .ops = mmap_pressure_ops,
+    .run = mmap_pressure_run,
+    .reference = mmap_pressure_reference,
+    .threaded = 1,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = NULL,
+    .slowdown = 1,
+};
 
-const am_sweep am_sweep_mmap_pressure = {"mmap_pressure", mmap_pressure_params, 0, mmap_pressure_job_ops};
+const am_sweep am_sweep_mmap_pressure = {
+    .workload = "mmap_pressure",
+    .params = mmap_pressure_params,
+    .threads = 0,
+    .ops = mmap_pressure_job_ops,
+    .quick_params = mmap_pressure_quick_params,
+};

@@ -172,10 +172,25 @@ static double producer_consumer_job_ops(const am_job *job) {
 }
 
 const am_workload am_workload_producer_consumer = {
-    "producer_consumer",
-    "T threads in a ring on one heap: each allocates `size` 64-byte blocks and passes them to the next, "
-    "which frees them (xmalloc-test, larson); thread-safe rows only",
-    producer_consumer_sizes, producer_consumer_log_sizes, producer_consumer_reps,
-    producer_consumer_ops, producer_consumer_run, producer_consumer_reference, 1, 1, 0, NULL};
+    .name = "producer_consumer",
+    .summary = "T threads in a ring on one heap: each allocates `size` 64-byte blocks and passes them to the next, "
+        "which frees them (xmalloc-test, larson); thread-safe rows only",
+    .sizes = producer_consumer_sizes,
+    .log_sizes = producer_consumer_log_sizes,
+    .reps = producer_consumer_reps,
+    .ops = producer_consumer_ops,
+    .run = producer_consumer_run,
+    .reference = producer_consumer_reference,
+    .threaded = 1,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = NULL,
+    .dimension = "contention",
+};
 
-const am_sweep am_sweep_producer_consumer = {"producer_consumer", NULL, 0, producer_consumer_job_ops};
+const am_sweep am_sweep_producer_consumer = {
+    .workload = "producer_consumer",
+    .params = NULL,
+    .threads = 0,
+    .ops = producer_consumer_job_ops,
+};

@@ -362,10 +362,26 @@ static double query_heap_job_ops(const am_job *job) {
 }
 
 const am_workload am_workload_query_heap = {
-    "query_heap",
-    "T threads x Q random shortest-path queries on a road-like grid graph of `size` nodes, each a "
-    "Dijkstra with OSRM's 4-ary QueryHeap on hash-map node storage; latency percentiles (OSRM's query heap)",
-    query_heap_sizes, query_heap_log_sizes, query_heap_reps,
-    query_heap_ops, query_heap_run, query_heap_reference, 1, 1, 0, NULL};
+    .name = "query_heap",
+    .summary = "T threads x Q random shortest-path queries on a road-like grid graph of `size` nodes, each a "
+        "Dijkstra with OSRM's 4-ary QueryHeap on hash-map node storage; latency percentiles (OSRM's query heap)",
+    .sizes = query_heap_sizes,
+    .log_sizes = query_heap_log_sizes,
+    .reps = query_heap_reps,
+    .ops = query_heap_ops,
+    .run = query_heap_run,
+    .reference = query_heap_reference,
+    .threaded = 1,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = NULL,
+    .versus = "system",
+    .bench_lines = "system",
+};
 
-const am_sweep am_sweep_query_heap = {"query_heap", NULL, 1, query_heap_job_ops};
+const am_sweep am_sweep_query_heap = {
+    .workload = "query_heap",
+    .params = NULL,
+    .threads = 1,
+    .ops = query_heap_job_ops,
+};

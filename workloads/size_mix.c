@@ -143,10 +143,25 @@ static uint64_t size_mix_min_bytes(const am_job *job) {
 }
 
 const am_workload am_workload_size_mix = {
-    "size_mix",
-    "len blocks of sizes drawn from a distribution (param: 0 uniform 8-1024 B, 1 powers of two 8-1024 B, "
-    "2 exponential falloff, 3 Pareto tail), taken, then freed shuffled",
-    size_mix_sizes, size_mix_log_sizes, size_mix_reps,
-    size_mix_ops, size_mix_run, size_mix_reference, 0, SM_SEEDS, 0, size_mix_min_bytes};
+    .name = "size_mix",
+    .summary = "len blocks of sizes drawn from a distribution (param: 0 uniform 8-1024 B, 1 powers of two 8-1024 B, "
+        "2 exponential falloff, 3 Pareto tail), taken, then freed shuffled",
+    .sizes = size_mix_sizes,
+    .log_sizes = size_mix_log_sizes,
+    .reps = size_mix_reps,
+    .ops = size_mix_ops,
+    .run = size_mix_run,
+    .reference = size_mix_reference,
+    .threaded = 0,
+    .seeds = SM_SEEDS,
+    .age = 0,
+    .min_bytes = size_mix_min_bytes,
+    .dimension = "variation",
+};
 
-const am_sweep am_sweep_size_mix = {"size_mix", size_mix_params, 0, NULL};
+const am_sweep am_sweep_size_mix = {
+    .workload = "size_mix",
+    .params = size_mix_params,
+    .threads = 0,
+    .ops = NULL,
+};

@@ -36,6 +36,17 @@ static unsigned thrash_pool_reps(size_t size) { (void)size; return 64; }
 static double thrash_pool_ops(size_t size) { (void)size; return 1; }
 
 const am_workload am_workload_thrash_pool = {
-    "thrash_pool", "vector<int> resized to a random length in [0, len], then summed (2009 Boost monotonic comparison)",
-    am_sizes_linear, am_sizes_log, thrash_pool_reps,
-    thrash_pool_ops, thrash_pool_run, thrash_pool_reference, 0, 64, 0, NULL};
+    .name = "thrash_pool",
+    .summary = "vector<int> resized to a random length in [0, len], then summed (2009 Boost monotonic comparison)",
+    .sizes = am_sizes_linear,
+    .log_sizes = am_sizes_log,
+    .reps = thrash_pool_reps,
+    .ops = thrash_pool_ops,
+    .run = thrash_pool_run,
+    .reference = thrash_pool_reference,
+    .threaded = 0,
+    .seeds = 64,
+    .age = 0,
+    .min_bytes = NULL,
+    .hyperfine = 2,
+};

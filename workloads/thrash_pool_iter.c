@@ -49,6 +49,16 @@ static double thrash_pool_iter_ops(size_t size) { return (double)size; } /* elem
 static uint64_t thrash_pool_iter_min_bytes(const am_job *job) { return (uint64_t)job->size * sizeof(tpi_elem); }
 
 const am_workload am_workload_thrash_pool_iter = {
-    "thrash_pool_iter", "vector<{int; char}>(len) value-initialised, filled, char fields summed (2009 Boost monotonic comparison)",
-    am_sizes_linear, am_sizes_log, thrash_pool_iter_reps,
-    thrash_pool_iter_ops, thrash_pool_iter_run, thrash_pool_iter_reference, 0, 1, 0, thrash_pool_iter_min_bytes};
+    .name = "thrash_pool_iter",
+    .summary = "vector<{int; char}>(len) value-initialised, filled, char fields summed (2009 Boost monotonic comparison)",
+    .sizes = am_sizes_linear,
+    .log_sizes = am_sizes_log,
+    .reps = thrash_pool_iter_reps,
+    .ops = thrash_pool_iter_ops,
+    .run = thrash_pool_iter_run,
+    .reference = thrash_pool_iter_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = thrash_pool_iter_min_bytes,
+};

@@ -107,7 +107,17 @@ static double thrash_pool_map_list_unaligned_ops(size_t size) { return (double)s
 static uint64_t thrash_pool_map_list_unaligned_min_bytes(const am_job *job) { return (uint64_t)job->size * sizeof(tpm_list_node); }
 
 const am_workload am_workload_thrash_pool_map_list_unaligned = {
-    "thrash_pool_map_list_unaligned",
-    "map<int, list<{int; char}>>: len records appended to the lists of random keys in [0, len/10] (2009 Boost monotonic comparison)",
-    am_sizes_linear, am_sizes_log, thrash_pool_map_list_unaligned_reps,
-    thrash_pool_map_list_unaligned_ops, thrash_pool_map_list_unaligned_run, thrash_pool_map_list_unaligned_reference, 0, 4, 0, thrash_pool_map_list_unaligned_min_bytes};
+    .name = "thrash_pool_map_list_unaligned",
+    .summary = "map<int, list<{int; char}>>: len records appended to the lists of random keys in [0, len/10] (2009 Boost monotonic comparison)",
+    .sizes = am_sizes_linear,
+    .log_sizes = am_sizes_log,
+    .reps = thrash_pool_map_list_unaligned_reps,
+    .ops = thrash_pool_map_list_unaligned_ops,
+    .run = thrash_pool_map_list_unaligned_run,
+    .reference = thrash_pool_map_list_unaligned_reference,
+    .threaded = 0,
+    .seeds = 4,
+    .age = 0,
+    .min_bytes = thrash_pool_map_list_unaligned_min_bytes,
+    .hyperfine = 1,
+};

@@ -57,9 +57,18 @@ static unsigned thrash_pool_sort_reps(size_t size) { return (unsigned)(20000 / (
 static double thrash_pool_sort_ops(size_t size) { return (double)size; } /* values pushed back and sorted */
 
 const am_workload am_workload_thrash_pool_sort = {
-    "thrash_pool_sort", "vector<int> resized to a random length in [0, len], len random values pushed back, sorted (2009 Boost monotonic comparison)",
-    am_sizes_linear_sort, am_sizes_log, thrash_pool_sort_reps,
-    thrash_pool_sort_ops, thrash_pool_sort_run, thrash_pool_sort_reference, 0, 16,
-    /* age: the 2009 comparison ran each size 1,000 times in one process, with
-     * one pool for the program's life (docs/measurements.md: pool age) */
-    1000, NULL};
+    .name = "thrash_pool_sort",
+    .summary = "vector<int> resized to a random length in [0, len], len random values pushed back, sorted (2009 Boost monotonic comparison)",
+    .sizes = am_sizes_linear_sort,
+    .log_sizes = am_sizes_log,
+    .reps = thrash_pool_sort_reps,
+    .ops = thrash_pool_sort_ops,
+    .run = thrash_pool_sort_run,
+    .reference = thrash_pool_sort_reference,
+    .threaded = 0,
+    .seeds = 16,
+    /* the 2009 comparison ran each size 1,000 times in one process, with one
+     * pool for the program's life (docs/measurements.md: pool age) */
+    .age = 1000,
+    .min_bytes = NULL,
+};

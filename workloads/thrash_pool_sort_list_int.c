@@ -54,6 +54,16 @@ static double thrash_pool_sort_list_int_ops(size_t size) { return (double)size; 
 static uint64_t thrash_pool_sort_list_int_min_bytes(const am_job *job) { return (uint64_t)job->size * sizeof(tpsl_list_node); }
 
 const am_workload am_workload_thrash_pool_sort_list_int = {
-    "thrash_pool_sort_list_int", "list<int> of len random values, list merge sort (relinks nodes) (2009 Boost monotonic comparison)",
-    am_sizes_linear, am_sizes_log, thrash_pool_sort_list_int_reps,
-    thrash_pool_sort_list_int_ops, thrash_pool_sort_list_int_run, thrash_pool_sort_list_int_reference, 0, 4, 0, thrash_pool_sort_list_int_min_bytes};
+    .name = "thrash_pool_sort_list_int",
+    .summary = "list<int> of len random values, list merge sort (relinks nodes) (2009 Boost monotonic comparison)",
+    .sizes = am_sizes_linear,
+    .log_sizes = am_sizes_log,
+    .reps = thrash_pool_sort_list_int_reps,
+    .ops = thrash_pool_sort_list_int_ops,
+    .run = thrash_pool_sort_list_int_run,
+    .reference = thrash_pool_sort_list_int_reference,
+    .threaded = 0,
+    .seeds = 4,
+    .age = 0,
+    .min_bytes = thrash_pool_sort_list_int_min_bytes,
+};

@@ -93,8 +93,18 @@ static unsigned utilization_reps(size_t size) { (void)size; return 1; }
 static double utilization_ops(size_t size) { return (double)ut_steps(size); }
 
 const am_workload am_workload_utilization = {
-    "utilization",
-    "a sliding window of 32 blocks of `size` bytes, one word written a page, until 64 MiB are allocated "
-    "(Bloomberg's allocator study)",
-    utilization_sizes, utilization_log_sizes, utilization_reps,
-    utilization_ops, utilization_run, utilization_reference, 0, 1, 0, NULL};
+    .name = "utilization",
+    .summary = "a sliding window of 32 blocks of `size` bytes, one word written a page, until 64 MiB are allocated "
+        "(Bloomberg's allocator study)",
+    .sizes = utilization_sizes,
+    .log_sizes = utilization_log_sizes,
+    .reps = utilization_reps,
+    .ops = utilization_ops,
+    .run = utilization_run,
+    .reference = utilization_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = NULL,
+    .dimension = "utilization",
+};

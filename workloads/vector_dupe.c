@@ -48,6 +48,16 @@ static double vector_dupe_ops(size_t size) { return (double)size; } /* elements 
 static uint64_t vector_dupe_min_bytes(const am_job *job) { return 2 * (uint64_t)job->size * sizeof(int); }
 
 const am_workload am_workload_vector_dupe = {
-    "vector_dupe", "vector<int> of len values built by push_back, deep-copied, the copy summed",
-    am_sizes_linear, am_sizes_log, vector_dupe_reps,
-    vector_dupe_ops, vector_dupe_run, vector_dupe_reference, 0, 1, 0, vector_dupe_min_bytes};
+    .name = "vector_dupe",
+    .summary = "vector<int> of len values built by push_back, deep-copied, the copy summed",
+    .sizes = am_sizes_linear,
+    .log_sizes = am_sizes_log,
+    .reps = vector_dupe_reps,
+    .ops = vector_dupe_ops,
+    .run = vector_dupe_run,
+    .reference = vector_dupe_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = vector_dupe_min_bytes,
+};

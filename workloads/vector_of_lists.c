@@ -14,7 +14,18 @@ static uint64_t vector_of_lists_run(am_heap *h, am_job *job, int *status) {
 }
 
 const am_workload am_workload_vector_of_lists = {
-    "vector_of_lists",
-    "vector<list<int>>, the lists on the vector's heap: len values appended round-robin to len/16 + 1 lists, "
-    "read, destroyed",
-    am_sizes_linear, am_sizes_log, vol_reps, vol_ops, vector_of_lists_run, vol_reference, 0, 1, 0, vol_min_bytes};
+    .name = "vector_of_lists",
+    .summary = "vector<list<int>>, the lists on the vector's heap: len values appended round-robin to len/16 + 1 lists, "
+        "read, destroyed",
+    .sizes = am_sizes_linear,
+    .log_sizes = am_sizes_log,
+    .reps = vol_reps,
+    .ops = vol_ops,
+    .run = vector_of_lists_run,
+    .reference = vol_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = vol_min_bytes,
+    .dimension = "nested containers",
+};

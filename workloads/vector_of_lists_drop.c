@@ -18,7 +18,18 @@ static uint64_t vector_of_lists_drop_run(am_heap *h, am_job *job, int *status) {
 }
 
 const am_workload am_workload_vector_of_lists_drop = {
-    "vector_of_lists_drop",
-    "vector_of_lists, the heap reset instead of the lists and vector destroyed (wink-out; rows whose reset "
-    "frees live blocks)",
-    am_sizes_linear, am_sizes_log, vol_reps, vol_ops, vector_of_lists_drop_run, vol_reference, 0, 1, 0, vol_min_bytes};
+    .name = "vector_of_lists_drop",
+    .summary = "vector_of_lists, the heap reset instead of the lists and vector destroyed (wink-out; rows whose reset "
+        "frees live blocks)",
+    .sizes = am_sizes_linear,
+    .log_sizes = am_sizes_log,
+    .reps = vol_reps,
+    .ops = vol_ops,
+    .run = vector_of_lists_drop_run,
+    .reference = vol_reference,
+    .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = vol_min_bytes,
+    .dimension = "wink-out",
+};

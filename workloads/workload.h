@@ -4,7 +4,8 @@
  * a reference: the same computation done without the allocator under test, so a
  * broken strategy fails loudly instead of running fast.
  *
- * Adding a workload: one file in this folder defining `am_workload_<name>`, one
+ * Adding a workload: one file in this folder defining `am_workload_<name>`
+ * (designated initializers, so that each field is named where it is set), one
  * line in workloads/workloads.def (the registry and the tables' order), and its
  * #include in cell/row_unit.c (a row is built from that one unit; C cannot
  * make the #include from workloads.def, so tests/python/test_build.py checks
@@ -79,6 +80,12 @@ typedef struct am_workload {
      * before any allocation would fail: the cell refuses a job whose bytes
      * cannot be mapped as out of memory before that loop (am_workload_fits). */
     uint64_t (*min_bytes)(const am_job *job);
+    /* The runner's extra tables and choices, read from --list: */
+    const char *versus;      /* a row every strategy is also set against (NULL: none) */
+    const char *bench_lines; /* the row of the benchmark lines of its latency figures (NULL: none) */
+    int slowdown;            /* 1: a table of each param's time over param 0's */
+    unsigned hyperfine;      /* hyperfine's pick when none is named: 1 first, 2 next, 0 never */
+    const char *dimension;   /* the dimension of allocation it measures (NULL: none) */
 } am_workload;
 
 /* 0 when the job's min_bytes cannot be mapped now (past the machine's memory
@@ -112,6 +119,8 @@ typedef struct am_sweep {
     int threads;                /* 1: threads 1, 2, 4, ... up to the CPUs, and one step past */
     double (*ops)(const am_job *job); /* ops of one repetition given threads and param;
                                         NULL: the workload's ops(size) */
+    const double *quick_params; /* the params --quick keeps, ended by a negative
+                                   number; NULL: the first */
 } am_sweep;
 
 const am_sweep *am_sweep_find(const char *workload); /* NULL: no sweep */

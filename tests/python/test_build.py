@@ -51,11 +51,14 @@ def make_rows():
 
 
 def snapshot(root):
-    """{path: (size, mtime) or "dir"} of every file and folder but .git"""
+    """{path: (size, mtime) or "dir"} of every file and folder but .git and
+    the build folders make test's C stages write meanwhile (tests/run_all.py)"""
+    busy = {os.path.abspath(p) for p in os.environ.get("AM_BUILDS_IN_USE", "").split(os.pathsep) if p}
     out = {}
     for dirpath, dirs, names in os.walk(root):
         if dirpath == root and ".git" in dirs:
             dirs.remove(".git")
+        dirs[:] = [d for d in dirs if os.path.abspath(os.path.join(dirpath, d)) not in busy]
         for d in dirs:
             out[os.path.relpath(os.path.join(dirpath, d), root)] = "dir"
         for n in names:
@@ -70,6 +73,25 @@ def differences(before, after):
     out += [f"removed {p}" for p in sorted(set(before) - set(after))]
     out += [f"changed {p}" for p in sorted(set(before) & set(after)) if before[p] != after[p]]
     return out
+
+
+class Snapshot(unittest.TestCase):
+    def test_builds_in_use_are_left_out(self):
+        # make test's ASan stage writes its folder while this file runs beside it
+        with tempfile.TemporaryDirectory() as tmp:
+            for d in ("gcc", "gcc-asan"):
+                os.makedirs(os.path.join(tmp, "build", d))
+                open(os.path.join(tmp, "build", d, "x.o"), "w").close()
+            saved = os.environ.get("AM_BUILDS_IN_USE")
+            os.environ["AM_BUILDS_IN_USE"] = os.path.join(tmp, "build", "gcc-asan")
+            try:
+                got = snapshot(tmp)
+            finally:
+                os.environ.pop("AM_BUILDS_IN_USE")
+                if saved is not None:
+                    os.environ["AM_BUILDS_IN_USE"] = saved
+        self.assertIn(os.path.join("build", "gcc", "x.o"), got)
+        self.assertEqual([p for p in got if "gcc-asan" in p], [])
 
 
 @unittest.skipIf(os.environ.get(NESTED), "inside a make -n run of this very test")

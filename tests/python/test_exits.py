@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, COMPILER, ensure_cells  # noqa: E402
 from test_regenerate import assert_regenerates  # noqa: E402
-from runner import allocmark, errors, outputs, run, schema  # noqa: E402
+from runner import allocmark, errors, meta, outputs, run, schema  # noqa: E402
 
 HOOKS = ("AM_TEST_CRASH", "AM_TEST_HANG", "AM_TEST_BADSUM", "AM_TEST_GARBAGE")
 # two rows at two sizes: four cells, each a visit and a -stats run
@@ -73,6 +73,7 @@ class Exits(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         ensure_cells()
+        cls.static = None
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -96,6 +97,13 @@ class Exits(unittest.TestCase):
                 raise KeyboardInterrupt
             return real_start(launcher, *a, **k)
 
+        real_static = meta.static_meta
+
+        def static(cfg):  # the host, its compilers and libraries: the same for every run here, found once
+            if Exits.static is None:
+                Exits.static = real_static(cfg)
+            return Exits.static
+
         clean = {k: v for k, v in os.environ.items() if k not in HOOKS}
         clean.update(env or {})
         out, err = io.StringIO(), io.StringIO()
@@ -105,6 +113,7 @@ class Exits(unittest.TestCase):
             stack.enter_context(mock.patch.object(run, "WRITE_EVERY_S", write_every))
             stack.enter_context(mock.patch.object(outputs, "open", disk, create=True))
             stack.enter_context(mock.patch.object(run.Launcher, "run", start))
+            stack.enter_context(mock.patch.object(meta, "static_meta", static))
             stack.enter_context(contextlib.redirect_stdout(out))
             stack.enter_context(contextlib.redirect_stderr(err))
             try:

@@ -7,7 +7,9 @@ tls_size_class asserted its owner on every allocate and free in measured builds
 the other rows did not pay.
 
 Reads the binaries with nm and objdump (binutils, which gcc brings); skipped
-for builds that are not measured ones (-O0, sanitizers, DEBUG=1)."""
+for builds that are not measured ones (-O0, sanitizers, DEBUG=1). Builds the
+measured cells of every row that links, as test_measured_code does (no -stats
+twin: nothing here reads one)."""
 import os
 import shutil
 import subprocess
@@ -15,7 +17,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_runner import BUILD, ROOT  # noqa: E402
+from test_runner import BUILD  # noqa: E402
+from test_measured_code import build_rows, linked_rows, own_family  # noqa: E402
 from runner import catalog  # noqa: E402
 
 
@@ -24,35 +27,17 @@ def rows():
     return [(r.name, r.source) for r in catalog.read_rows()]
 
 
-def measured_flags():
-    """the build's flags when they make a measured build, else None"""
-    try:
-        with open(os.path.join(BUILD, "flags.txt")) as f:
-            flags = f.read().split()
-    except OSError:
-        return None
-    if "-fsanitize" in " ".join(flags) or "-DAM_DEBUG=1" in flags:
-        return None
-    if not any(f in ("-O2", "-O3") for f in flags):
-        return None
-    return flags
-
-
 @unittest.skipUnless(shutil.which("nm") and shutil.which("objdump"), "needs nm and objdump (binutils)")
 class MeasuredBuild(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if "mingw" in BUILD:
             raise unittest.SkipTest("Windows executables: not read here")
-        subprocess.run(["make", "--no-print-directory", "-j2", "cells"], cwd=ROOT, check=True,
-                       stdout=subprocess.DEVNULL)
-        if measured_flags() is None:
+        linked = linked_rows()  # rows whose library is missing are not built
+        bindir = build_rows(own_family(), linked)
+        if bindir is None:
             raise unittest.SkipTest(f"{BUILD} is not a measured build (-O0, sanitizers or DEBUG=1)")
-        cls.cells = []
-        for row, source in rows():
-            path = os.path.join(BUILD, "bin", "am-cell-" + row)
-            if os.path.exists(path):  # rows whose library is missing are not built
-                cls.cells.append((row, source, path))
+        cls.cells = [(row, source, os.path.join(bindir, "am-cell-" + row)) for row, source in rows() if row in linked]
 
     def test_every_row_found(self):
         names = [r for r, _, _ in self.cells]

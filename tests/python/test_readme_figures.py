@@ -36,7 +36,7 @@ def load(folder):
 def largest_findings(run, dimension):
     """The dimension's findings at each workload's largest point, as the README's table shows them."""
     last = {}
-    for f in dimensions.findings(run.summary):
+    for f in dimensions.findings(run.summary, run.meta.get("workload_facts")):
         if f["dimension"] == dimension:
             last[f["point"][:2]] = f
     return list(last.values())

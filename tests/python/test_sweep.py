@@ -26,7 +26,7 @@ class ThreadSweep(unittest.TestCase):
         self.assertEqual(matrix.thread_sweep(6), [1, 2, 4, 6, 8])
 
     def test_choices(self):
-        w = {"threaded": 1, "thread_sweep": 1, "params": [0, 100, 500]}
+        w = {"threaded": 1, "thread_sweep": 1, "params": [0, 100, 500], "quick_params": [0, 500]}
         self.assertEqual(matrix.choose_threads(w, None, 2, True), [1, 2])
         self.assertEqual(matrix.choose_threads(w, 3, 2, False), [3])
         self.assertEqual(matrix.choose_params(w, None, True), [0.0, 500.0])
@@ -35,6 +35,7 @@ class ThreadSweep(unittest.TestCase):
         plain = {"threaded": 0}
         self.assertEqual(matrix.choose_threads(plain, 4, 2, False), [1])
         self.assertEqual(matrix.choose_params(plain, None, False), [0.0])
+        self.assertEqual(matrix.choose_params({"params": [4, 1]}, None, True), [4.0])  # no quick_params: the first
 
 
 class Sweep(unittest.TestCase):

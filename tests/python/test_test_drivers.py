@@ -80,6 +80,34 @@ class ClosingLines(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertEqual(out.getvalue().splitlines()[-1], "1 passed, 1 failed, 1 skipped")
 
+    def make_test(self, python_body):
+        """make test on a build folder of one C "test binary", which passes
+        only once the Python tests (a script printing python_body) have
+        started; returns (exit status, output lines)"""
+        marker = os.path.join(self.dir, "python-started")
+        build = os.path.join(self.dir, "build")
+        script(os.path.join(build, "tests", "system"), "test_a",
+               f'for i in $(seq 300); do [ -f "{marker}" ] && {{ echo "PASS a/beside"; exit 0; }}; sleep 0.1; done\n'
+               'echo "FAIL a/beside: the Python tests had not started"')
+        child = script(self.dir, "python_tests", f'touch "{marker}"\n' + python_body)
+        argv = ["run_all.py", "--make", "true", "--build", build, "--no-sanitizers", "--jobs", "1"]
+        out = io.StringIO()
+        with mock.patch.object(sys, "argv", argv), mock.patch.dict(os.environ), contextlib.redirect_stdout(out), \
+                mock.patch.object(run_all, "python_command", return_value=[child]):
+            rc = run_all.main()
+        return rc, out.getvalue().splitlines()
+
+    def test_make_test_runs_the_python_tests_beside_the_c_tests(self):
+        rc, lines = self.make_test('echo "python tests: 2 passed, 0 failed, 3 skipped"')
+        self.assertEqual(lines[-1], "3 passed, 0 failed, 3 skipped", lines)
+        self.assertEqual(rc, 0)
+
+    def test_python_tests_that_fail_or_die_fail_make_test(self):
+        rc, lines = self.make_test('echo "python tests: 2 passed, 1 failed, 0 skipped"; exit 1')
+        self.assertEqual((rc, lines[-1]), (1, "3 passed, 1 failed, 0 skipped"))
+        rc, lines = self.make_test("exit 1")  # no counts: a failure, not nothing
+        self.assertEqual((rc, lines[-1]), (1, "1 passed, 1 failed, 0 skipped"))
+
     def test_make_check_closing_line_names_skipped_stages(self):
         names = {"valgrind": "valgrind", "fuzz": "fuzz (clang)"}
         text = run_check.summary([("valgrind", (5, 0, 1), 3.0), ("fuzz", None, 0.5)], names, 4.0)
