@@ -28,9 +28,14 @@ FROM_SAMPLES = ("samples", "visits", "median_ns_per_op", "min_ns_per_op", "ci_lo
 RATIO_COLS = ["compiler", "workload", "size", "threads", "param", "strategy", "baseline", "ratio",
               "ci_low", "ci_high", "pairs", "significant", "unstable"]
 METRIC_COLS = list(KEY) + ["metric", "value"]
+# counts.csv: a cell run once under valgrind's cachegrind (runner/counts.py),
+# each figure per operation of one measured sample; status "not counted" with
+# the reason where a counter cannot run the cell or see its work
+COUNT_COLS = list(KEY) + ["status", "reason", "reps", "ops_per_rep", "instructions_per_op", "i1_misses_per_op",
+                          "lli_misses_per_op", "d1_misses_per_op", "lld_misses_per_op", "est_cycles_per_op"]
 
 COLUMNS = {"samples.csv": SAMPLE_COLS, "summary.csv": SUMMARY_COLS, "ratios.csv": RATIO_COLS,
-           "metrics.csv": METRIC_COLS}
+           "metrics.csv": METRIC_COLS, "counts.csv": COUNT_COLS}
 # columns read as text; every other column is a number (empty: not available)
 # (inputs: the cell's digest of the work it ran, 16 hex digits; malloc: the
 # library that served malloc in the cell's process, with its version)
