@@ -189,9 +189,9 @@ def make_parser():
                          "on to the cells (default: removed, so a row measures its own malloc with its "
                          "defaults); meta.json records them either way")
     ap.add_argument("--count", action="store_true",
-                    help="count instead of timing: every one-thread cell once under valgrind's cachegrind "
-                         "(fixed caches, no address-space randomization, fixed repetitions), on every CPU at "
-                         "once; writes counts.csv, counts.json and counts.txt into --out (beside a timed "
+                    help="count instead of timing: every one-thread cell once under valgrind's callgrind with "
+                         "cache simulation (fixed caches, no address-space randomization, fixed "
+                         "repetitions), on every CPU at once; writes counts.csv, counts.json and counts.txt into --out (beside a timed "
                          "run's files when the folder holds one); threaded cells and mmap_pressure and "
                          "utilization are marked not counted (docs/bench.md, Counts)")
     ap.add_argument("--shard", type=shard_arg, metavar="I/N",

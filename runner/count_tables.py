@@ -14,8 +14,9 @@ COUNT_MARGIN = 0.01
 
 def legend(meta):
     caches = ", ".join(f"{k} {v}" for k, v in sorted((meta.get("caches") or {}).items()))
-    return (f"Counted under {meta.get('tool', 'valgrind')} cachegrind, caches (size,ways,line) {caches}, "
-            f"address-space randomization off, {meta.get('reps')} repetition(s) a sample, seed {meta.get('seed')}: "
+    return (f"Counted under {meta.get('tool', 'valgrind')} callgrind (inside run_sample), caches "
+            f"(size,ways,line) {caches}, address-space randomization off, {meta.get('reps')} repetition(s) "
+            f"a sample, seed {meta.get('seed')}: "
             f"one warmed-up sample, per operation. {meta.get('formula', '')}. x base = est cycles over the "
             f"baseline {meta.get('baseline')}'s in the same block (exact: no interval).")
 

@@ -1,5 +1,5 @@
 """counts.py: the count run (--count, make count). Every one-thread cell of
-the matrix runs under valgrind's cachegrind with fixed simulated caches and
+the matrix runs under valgrind's callgrind with fixed simulated caches and
 address-space randomization off, at a fixed repetition count: the same
 figures on every run and every machine, where time moves with the machine.
 Only the measured sample is counted: a cell runs twice, with one and with two
@@ -26,6 +26,10 @@ CACHES = (("I1", "32768,8,64"), ("D1", "32768,8,64"), ("LL", "8388608,16,64"))
 FORMULA = ("estimated cycles = L1 hits + 5 x LL hits + 35 x RAM accesses (iai's model, src/lib.rs of "
            "bheisler/iai)")
 EVENTS = ("Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw")
+# cell/cell_main.c's function of one sample (warm-up or measured): counting
+# only inside it leaves out the process's start and its clock probes, whose
+# loops run as long as the clock takes to tick
+SAMPLE_FUNCTION = "run_sample"
 THREADED = "threaded: valgrind runs one thread at a time"
 # workloads whose work is system calls and page faults, which a counter of instructions cannot see
 UNSEEN = {"mmap_pressure": "its work is page faults and system calls (madvise, mmap), which a counter cannot see",
@@ -55,23 +59,24 @@ def valgrind_version():
 
 def prefix(out_file):
     """valgrind's command line before the cell's; setarch -R turns address-space randomization off."""
-    cmd = ["valgrind", "-q", "--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=" + out_file]
+    cmd = ["valgrind", "-q", "--tool=callgrind", "--cache-sim=yes", "--toggle-collect=" + SAMPLE_FUNCTION,
+           "--callgrind-out-file=" + out_file]
     cmd += [f"--{name}={spec}" for name, spec in CACHES]
     setarch = shutil.which("setarch")
     return ([setarch, os.uname().machine, "-R"] if setarch and hasattr(os, "uname") else []) + cmd
 
 
 def read_events(path):
-    """{event: total} from a cachegrind output file; CountError when unreadable."""
+    """{event: total} from a callgrind output file; CountError when unreadable."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
     except OSError as e:
         raise CountError(f"count output unreadable: {e.strerror or e}")
     names = re.search(r"^events:\s*(.+)$", text, re.M)
-    totals = re.search(r"^summary:\s*(.+)$", text, re.M)
+    totals = re.search(r"^(?:summary|totals):\s*(.+)$", text, re.M)
     if not names or not totals:
-        raise CountError("count output unreadable: no events or summary line in cachegrind's file")
+        raise CountError("count output unreadable: no events or summary line in callgrind's file")
     names, totals = names.group(1).split(), totals.group(1).split()
     try:
         out = dict(zip(names, (int(v) for v in totals)))
@@ -80,6 +85,9 @@ def read_events(path):
     missing = [e for e in EVENTS if e not in out]
     if missing or len(names) != len(totals):
         raise CountError(f"count output unreadable: events {', '.join(missing) or 'and summary differ'}")
+    if not out["Ir"]:
+        raise CountError(f"count output unreadable: no instruction counted inside {SAMPLE_FUNCTION} "
+                         f"(is it inlined in this build?)")
     return out
 
 
@@ -103,7 +111,7 @@ def count_cell(cell, exe, seed, timeout):
     events, answers = [], []
     with tempfile.TemporaryDirectory(prefix="allocmark-count-") as scratch:
         for samples in (1, 2):
-            out_file = os.path.join(scratch, f"cachegrind.{samples}")
+            out_file = os.path.join(scratch, f"callgrind.{samples}")
             cmd = prefix(out_file) + cell_protocol.command(exe, cell.workload, cell.size, seed=seed,
                                                            param=cell.param, reps=REPS, samples=samples,
                                                            alone=True)
@@ -197,7 +205,7 @@ def run(cfg, seed_given=None, shard=None, jobs=None, named=()):
         else:
             todo.append(c)
     os.makedirs(cfg.out_dir, exist_ok=True)
-    print(f"count: {len(todo)} cells under cachegrind ({len(cells) - len(todo)} not counted), "
+    print(f"count: {len(todo)} cells under callgrind ({len(cells) - len(todo)} not counted), "
           f"{jobs or os.cpu_count() or 1} at a time")
     try:
         with tempfile.TemporaryDirectory(prefix="allocmark-plain-") as scratch:
@@ -264,8 +272,8 @@ def merge(out_dir, parts):
     check_folder(out_dir)
     read_parts = [(p,) + read(p) for p in parts]
     first = {k: v for k, v in read_parts[0][1].items() if k not in ("shard", "status")}
-    shards, entries = set(), {}
-    for path, meta, rows in read_parts:
+    shards = [meta.get("shard") for _, meta, _ in read_parts]
+    for path, meta, _ in read_parts:
         same = {k: v for k, v in meta.items() if k not in ("shard", "status")}
         if same != first:
             diff = sorted(k for k in set(same) | set(first) if same.get(k) != first.get(k))
@@ -273,15 +281,12 @@ def merge(out_dir, parts):
                              f"({', '.join(diff)})")
         if meta.get("status") != "done":
             raise UsageError(f"--merge: '{path}' is not a finished count run (status {meta.get('status')})")
-        shards.add(meta.get("shard"))
-        for e in rows:
-            if schema.key_of(e) in entries:
-                raise UsageError(f"--merge: cell {' '.join(schema.key_fields(schema.key_of(e)))} is in two parts")
-            entries[schema.key_of(e)] = e
-    total = {int(str(s).split("/")[1]) for s in shards if s}
-    if None in shards or len(total) != 1 or len(shards) != next(iter(total)):
-        raise UsageError(f"--merge: the parts are shards {', '.join(sorted(map(str, shards)))}, not every shard "
-                         f"of one split")
+    total = {str(s).split("/")[-1] for s in shards}
+    if None in shards or len(total) != 1 or sorted(shards) != sorted(f"{i}/{n}" for n in total
+                                                                      for i in range(1, int(n) + 1)):
+        raise UsageError(f"--merge: the parts are shards {', '.join(map(str, shards))}, not every shard "
+                         f"of one split once")
+    entries = {schema.key_of(e): e for _, _, rows in read_parts for e in rows}
     os.makedirs(out_dir, exist_ok=True)
     write(out_dir, entries.values(), dict(first, shard=None, status="done"))
     print(f"merged {len(parts)} shards into {os.path.join(out_dir, 'counts.csv')}")
