@@ -191,8 +191,8 @@ def make_parser():
     ap.add_argument("--count", action="store_true",
                     help="count instead of timing: every one-thread cell once under valgrind's callgrind with "
                          "cache simulation (fixed caches, no address-space randomization, fixed "
-                         "repetitions), on every CPU at once; writes counts.csv, counts.json and counts.txt into --out (beside a timed "
-                         "run's files when the folder holds one); threaded cells and mmap_pressure and "
+                         "repetitions), on every CPU at once; writes counts.csv, counts.json and counts.txt "
+                         "into --out (beside a timed run's files when the folder holds one); threaded cells and mmap_pressure and "
                          "utilization are marked not counted (docs/bench.md, Counts)")
     ap.add_argument("--shard", type=shard_arg, metavar="I/N",
                     help="with --count: only the I-th of N parts of the matrix (merge the parts with --merge)")
