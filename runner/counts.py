@@ -82,12 +82,12 @@ def read_events(path):
         out = dict(zip(names, (int(v) for v in totals)))
     except ValueError:
         raise CountError(f"count output unreadable: summary '{' '.join(totals)[:80]}' is not whole numbers")
+    if not any(out.values()):  # callgrind writes a lone 0 when nothing was collected
+        raise CountError(f"count output unreadable: no instruction counted inside {SAMPLE_FUNCTION} "
+                         f"(is it inlined in this build?)")
     missing = [e for e in EVENTS if e not in out]
     if missing or len(names) != len(totals):
         raise CountError(f"count output unreadable: events {', '.join(missing) or 'and summary differ'}")
-    if not out["Ir"]:
-        raise CountError(f"count output unreadable: no instruction counted inside {SAMPLE_FUNCTION} "
-                         f"(is it inlined in this build?)")
     return out
 
 
@@ -174,7 +174,7 @@ def settings(cfg, seed, version):
     """counts.json without the shard: what two count runs must share to be compared or merged."""
     return {"tool": version, "caches": dict(CACHES), "aslr": "off", "formula": FORMULA, "reps": REPS,
             "seed": seed, "baseline": cfg.baseline, "strategies": list(cfg.order),
-            "workloads": list(cfg.workloads), "sizes": cfg.sizes if isinstance(cfg.sizes, str) else list(cfg.sizes),
+            "workloads": list(cfg.workloads), "sizes": cfg.sizes if isinstance(cfg.sizes, str) else list(cfg.sizes), "quick": cfg.quick,
             "compilers": {c: cfg.listing[c].get("compiler", "") for c in cfg.compilers}}
 
 
