@@ -248,6 +248,7 @@ NEED_MALLOCS = $(call need_malloc,system-jemalloc,jemalloc,libjemalloc-dev); \
 # runs the strategy tests under ASan+UBSan (build/<cc>-asan), unless told --no-sanitizers.
 test:
 	@$(NEED_MALLOCS); \
+	tools/need.sh --for "the count tests (test_counts.py)" valgrind valgrind; \
 	$(PYTHON) tests/run_all.py --make "$(SUBMAKE)" --build $(BUILD) --cc "$(CC)" \
 		$(if $(findstring -fsanitize,$(EXTRA_CFLAGS)),--no-sanitizers)
 
