@@ -45,7 +45,7 @@ def rows(entries, baseline):
             out.append([block, e["strategy"]] + [""] * len(FIGURES) + [f"{e['status']}: {e['reason']}"])
             continue
         r = ratio(by_key, k, baseline)
-        out.append([block, e["strategy"]] + [_num(e[c]) for c, _ in FIGURES] + ["-" if r is None else f"{r:.3f}"])
+        out.append([block, e["strategy"]] + [_num(e.get(c)) for c, _ in FIGURES] + ["-" if r is None else f"{r:.3f}"])
     return out
 
 

@@ -284,3 +284,29 @@ class Figures(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Report(unittest.TestCase):
+    """The report of a timed run with counts beside it: the Counts section, and
+    the cells where the time and the counts point in opposite directions."""
+
+    def test_counts_section_names_the_split(self):
+        import fake_results
+        from report import report
+        with tempfile.TemporaryDirectory() as tmp:
+            fake_results.make(tmp, **fake_results.SMALL)
+            ratios = read_rows(os.path.join(tmp, "ratios.csv"))
+            faster = next(r for r in ratios if r["significant"] == "1" and float(r["ratio"]) < 1)
+            key = dict(compiler=faster["compiler"], workload=faster["workload"], size=int(faster["size"]),
+                       threads=1, param=0.0, status="ok", reason="")
+            entries = [dict(key, strategy=faster["baseline"], instructions_per_op=10.0, est_cycles_per_op=10.0),
+                       dict(key, strategy=faster["strategy"], instructions_per_op=20.0, est_cycles_per_op=20.0)]
+            counts.write(tmp, entries, dict(baseline=faster["baseline"], reps=1, seed=1, caches={}))
+            report.build(tmp, draw_plots=False)
+            with open(os.path.join(tmp, "report.html")) as f:
+                page = f.read()
+        section = page[page.index('id="counts"'):]
+        section = section[:section.index("</section>")]
+        self.assertIn("opposite directions", section)
+        self.assertIn(f"{faster['compiler']} {faster['strategy']} {faster['workload']} {faster['size']}", section)
+        self.assertIn("time × ", section)
