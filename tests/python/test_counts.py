@@ -180,7 +180,7 @@ class BadInput(unittest.TestCase):
 out=
 for a in "$@"; do case $a in --callgrind-out-file=*) out=${{a#*=}};; esac; done
 {shutil.which('valgrind')} "$@"; st=$?
-case " $* " in *" list_dupe "*) printf 'events: Ir\\nsummary: garbage\\n' > "$out";; esac
+case " $* " in *" list_dupe "*) printf 'events: Ir\\nsummary: garbage\\n' > "$out{counts.MEASURED_DUMP}";; esac
 exit $st
 """)
         os.chmod(os.path.join(fake, "valgrind"), 0o755)
