@@ -36,6 +36,9 @@ THREADED = "threaded: valgrind runs one thread at a time"
 # workloads whose work is system calls and page faults, which a counter of instructions cannot see
 UNSEEN = {"mmap_pressure": "its work is page faults and system calls (madvise, mmap), which a counter cannot see",
           "utilization": "its work is page faults and resident memory, which a counter cannot see"}
+# rows valgrind cannot run
+UNRUNNABLE = {"system-scudo": "scudo cannot map its memory under valgrind (Scudo ERROR: internal map or unmap "
+                              "failure)"}
 NOT_COUNTED = "not counted"
 
 
@@ -46,7 +49,7 @@ class CountError(Exception):
 def not_counted_reason(cell):
     if cell.threaded:
         return THREADED
-    return UNSEEN.get(cell.workload)
+    return UNRUNNABLE.get(cell.strategy) or UNSEEN.get(cell.workload)
 
 
 def valgrind_version():
