@@ -40,6 +40,12 @@ UNSEEN = {"mmap_pressure": "its work is page faults and system calls (madvise, m
 UNRUNNABLE = {"system-scudo": "scudo cannot map its memory under valgrind (Scudo ERROR: internal map or unmap "
                               "failure)"}
 NOT_COUNTED = "not counted"
+# The cell's arguments and environment lie on its stack, so their length moves
+# its addresses and with them which cache sets its data falls in: the cell is
+# run by one short name (a link in its own folder) with a fixed environment,
+# whatever the paths and variables of the machine and of make.
+CELL_NAME = "cell"
+CELL_ENV = (("LC_ALL", "C"),)
 
 
 class CountError(Exception):
@@ -64,7 +70,7 @@ def valgrind_version():
 
 def prefix(out_file):
     """valgrind's command line before the cell's; setarch -R turns address-space randomization off."""
-    cmd = ["valgrind", "-q", "--tool=callgrind", "--cache-sim=yes", "--toggle-collect=" + SAMPLE_FUNCTION,
+    cmd = [shutil.which("valgrind") or "valgrind", "-q", "--tool=callgrind", "--cache-sim=yes", "--toggle-collect=" + SAMPLE_FUNCTION,
            "--dump-after=" + SAMPLE_FUNCTION, "--callgrind-out-file=" + out_file]
     cmd += [f"--{name}={spec}" for name, spec in CACHES]
     setarch = shutil.which("setarch")
@@ -117,9 +123,10 @@ def count_cell(cell, exe, seed, timeout):
     entry.update(status="ok", reason="")
     with tempfile.TemporaryDirectory(prefix="allocmark-count-") as scratch:
         out_file = os.path.join(scratch, "callgrind.out")
-        cmd = prefix(out_file) + cell_protocol.command(exe, cell.workload, cell.size, seed=seed, param=cell.param,
-                                                       reps=REPS, samples=1, alone=True)
-        out, why = cell_protocol.run(cmd, timeout, cwd=scratch)
+        os.symlink(exe, os.path.join(scratch, CELL_NAME))
+        cmd = prefix(out_file) + cell_protocol.command("./" + CELL_NAME, cell.workload, cell.size, seed=seed,
+                                                       param=cell.param, reps=REPS, samples=1, alone=True)
+        out, why = cell_protocol.run(cmd, timeout, cwd=scratch, env=dict(CELL_ENV))
         why = why or cell_protocol.check_answer(out)
         if why or out.get("status") != "ok":
             entry.update(status="failed" if why or out.get("status") == "failed" else out["status"],

@@ -6,7 +6,8 @@ operation under valgrind's callgrind.
   gate (no cell may move by 1% or more); skipped, saying why, where the compiler
   or valgrind version or the build's flags are not the reference's.
 - Cells a counter cannot run or see are in counts.csv as "not counted", with the reason.
-- A matrix counted in two shards and merged equals the unsplit count.
+- A matrix counted in two shards and merged equals the unsplit count, though
+  the parts ran with a longer environment and in deeper folders.
 - Bad input exits 2 and loses nothing: a threaded workload asked for by name,
   valgrind missing, an unreadable count output (the other cells are kept),
   a folder that holds counts, a merge of parts that are not one whole split.
@@ -125,9 +126,14 @@ class Shards(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             whole = os.path.join(tmp, "whole")
             parts = [os.path.join(tmp, f"part{i}") for i in (1, 2)]
-            for out, extra in [(whole, [])] + [(p, ["--shard", f"{i}/2"]) for i, p in enumerate(parts, 1)]:
-                p = run(SMALL + extra + ["--out", out], timeout=300)
+            # the parts also run with a longer environment and deeper folders, as on other machines
+            deep = [os.path.join(p, "a" * 40) for p in parts]
+            padding = {"ALLOCMARK_TEST_PADDING": "x" * 300}
+            for out, extra, env in [(whole, [], None)] + [(p, ["--shard", f"{i}/2"], padding)
+                                                          for i, p in enumerate(deep, 1)]:
+                p = run(SMALL + extra + ["--out", out], env=env, timeout=300)
                 self.assertEqual(p.returncode, 0, p.stderr)
+            parts = deep
             sizes = [len(read_rows(os.path.join(p, "counts.csv"))) for p in parts]
             self.assertTrue(all(sizes), f"each shard holds cells: {sizes}")
             merged = os.path.join(tmp, "merged")
