@@ -70,8 +70,8 @@ def valgrind_version():
 
 def prefix(out_file):
     """valgrind's command line before the cell's; setarch -R turns address-space randomization off."""
-    cmd = [shutil.which("valgrind") or "valgrind", "-q", "--tool=callgrind", "--cache-sim=yes", "--toggle-collect=" + SAMPLE_FUNCTION,
-           "--dump-after=" + SAMPLE_FUNCTION, "--callgrind-out-file=" + out_file]
+    cmd = [shutil.which("valgrind") or "valgrind", "-q", "--tool=callgrind", "--cache-sim=yes",
+           "--toggle-collect=" + SAMPLE_FUNCTION, "--dump-after=" + SAMPLE_FUNCTION, "--callgrind-out-file=" + out_file]
     cmd += [f"--{name}={spec}" for name, spec in CACHES]
     setarch = shutil.which("setarch")
     return ([setarch, os.uname().machine, "-R"] if setarch and hasattr(os, "uname") else []) + cmd
@@ -180,7 +180,8 @@ def settings(cfg, seed, version):
     """counts.json without the shard: what two count runs must share to be compared or merged."""
     return {"tool": version, "caches": dict(CACHES), "aslr": "off", "formula": FORMULA, "reps": REPS,
             "seed": seed, "baseline": cfg.baseline, "strategies": list(cfg.order),
-            "workloads": list(cfg.workloads), "sizes": cfg.sizes if isinstance(cfg.sizes, str) else list(cfg.sizes), "quick": cfg.quick,
+            "workloads": list(cfg.workloads), "quick": cfg.quick,
+            "sizes": cfg.sizes if isinstance(cfg.sizes, str) else list(cfg.sizes),
             "compilers": {c: cfg.listing[c].get("compiler", "") for c in cfg.compilers}}
 
 
@@ -202,8 +203,7 @@ def run(cfg, seed_given=None, shard=None, jobs=None, named=()):
     cells = shard_cells(cfg.cells, shard)
     meta = dict(settings(cfg, seed, version), shard=f"{shard[0]}/{shard[1]}" if shard else None,
                 status="running")
-    entries, unreadable = {}, []
-    todo = []
+    entries, unreadable, todo, futures = {}, [], [], {}
     for c in cells:
         why = not_counted_reason(c)
         if why:

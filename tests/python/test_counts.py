@@ -19,7 +19,6 @@ import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
