@@ -56,7 +56,7 @@ def main(argv=None):
             print("allocmark: interrupted before the first cell: nothing measured", file=sys.stderr)
             return EXIT_INTERRUPTED
         if args.count:
-            return counts.run(cfg, args.seed, args.shard, args.jobs, named=args.workloads)
+            return counts.run(cfg, args.seed, args.shard, named=args.workloads)
         return run.run(cfg)
     except UsageError as e:
         print(f"allocmark: {e}", file=sys.stderr)

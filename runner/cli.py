@@ -199,8 +199,6 @@ def make_parser():
     ap.add_argument("--merge", nargs="+", metavar="PART",
                     help="merge the count folders of every shard of one split into --out, as the unsplit "
                          "count run writes it, then exit")
-    ap.add_argument("--jobs", type=whole_number(1), metavar="J",
-                    help="with --count: cells counted at once (default: the number of CPUs)")
     ap.add_argument("--build-root", default=os.path.join(ROOT, "build"), help=argparse.SUPPRESS)
     return ap
 
