@@ -228,7 +228,7 @@ runner/row_unit.c runner/cell_main.c: ;
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/tests/*/*.d $(BUILD)/common/*/*.d)
 
 # ---- the commands ----
-.PHONY: test test-windows bench list report plots clean help hyperfine compare compiler-info check fuzz fuzz-selftest
+.PHONY: test test-windows bench count list report plots clean help hyperfine compare compiler-info check fuzz fuzz-selftest
 # A value a user gives (ALLOCATORS=, OUT=, RUN= ...) reaches the shell only as
 # one quoted word, so that `;`, spaces or quotes in it are the program's to
 # refuse (exit 2), never the shell's to run. shell_words: each word of a list.
@@ -258,6 +258,7 @@ NEED_MALLOCS = $(call need_malloc,system-jemalloc,jemalloc,libjemalloc-dev); \
 # runs the strategy tests under ASan+UBSan (build/<cc>-asan), unless told --no-sanitizers.
 test:
 	@$(NEED_MALLOCS); \
+	tools/need.sh --for "the count tests (test_counts.py)" valgrind valgrind; \
 	$(PYTHON) tests/run_all.py --make "$(SUBMAKE)" --build $(BUILD) --cc "$(CC)" \
 		$(if $(findstring -fsanitize,$(EXTRA_CFLAGS)),--no-sanitizers)
 
@@ -311,6 +312,22 @@ bench:
 	{ $(PYTHON) report/report.py $(call shell_word,$(or $(OUT),results/latest)) || [ $$? -eq 1 ]; }; \
 	$(KEEP_STATUS)
 
+# make count: each compiler's cells built as for make bench, then every
+# one-thread cell counted under valgrind (runner/counts.py); SHARD=i/N one
+# part of the matrix, MERGE="part1 part2" the parts merged into OUT
+COUNT_ARGS := $(call opt,--allocators,$(ALLOCATORS)) $(call opt,--workloads,$(WORKLOADS)) \
+	$(call opt,--suite,$(SUITE)) $(call opt,--sizes,$(SIZES)) $(call opt,--baseline,$(BASELINE)) \
+	$(call opt,--seed,$(SEED)) $(if $(filter 1 yes,$(QUICK)),--quick) $(call opt,--out,$(OUT)) \
+	$(call opt,--shard,$(SHARD))
+count:
+	@$(if $(MERGE),$(PYTHON) runner/allocmark.py --merge $(call shell_words,$(MERGE)) $(call opt,--out,$(OUT)); \
+	$(KEEP_STATUS);) \
+	$(CHECK_COMPILERS); \
+	tools/need.sh --for "make count" valgrind valgrind || exit 2; \
+	$(call BUILD_EACH,$(if $(ALLOCATORS),$(call shell_word,ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE)))); \
+	$(PYTHON) runner/allocmark.py --count --compilers $$names $(COUNT_ARGS); \
+	$(KEEP_STATUS)
+
 # what meta.json says about this compiler: its command and every flag
 compiler-info:
 	@mkdir -p $(BUILD)
@@ -358,6 +375,9 @@ allocmark: benchmark and compare allocator strategies (README.md, docs/).
   make test          build and run the test suite; ends "N passed, N failed, N skipped"
   make bench         run the benchmark matrix into results/<run>/ (docs/bench.md); ends with each
                      workload's fastest group, the full tables in results/<run>/tables.txt
+  make count         instructions and simulated cache misses per operation of every one-thread
+                     cell under valgrind, into OUT's counts.csv (docs/bench.md, Counts);
+                     SHARD=i/N one part of the matrix; MERGE="a b" OUT=c the parts merged
   make check         the tests under ASan+UBSan, TSan, valgrind and DEBUG=1, detection
                      tests, short fuzzing (docs/check.md)
   make list          strategies, workloads and sizes
@@ -384,7 +404,7 @@ Variables (make VAR=value ...):
                      malloc library (comma-separated for several)
   VIRTUAL=1          also every row's <row>@virtual twin: its strategy through a table of
                      function pointers (run-time binding, as std::pmr); built and measured
-  COMPILERS="gcc clang"  make bench and hyperfine: one build folder each, one matrix
+  COMPILERS="gcc clang"  make bench, count and hyperfine: one build folder each, one matrix
   QUICK=1            make bench: the small matrix
   WORKLOADS= SUITE= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)
   MARGIN=0.02 REVISITS=   make bench and compare: the practical margin of a mark; revisits (docs/bench.md)

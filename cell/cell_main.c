@@ -159,8 +159,9 @@ static uint64_t expected_sum(const cell *c, unsigned reps) {
 
 /* ---------------------------------------------------------------- running */
 
-/* One sample of the cell's own row (sample.h). */
-static int run_sample(const cell *c, am_heap *h, am_job *job, unsigned reps, uint64_t *checksum, uint64_t *ns) {
+/* One sample of the cell's own row (sample.h). Never inlined: a count run
+ * (runner/counts.py) counts inside this function alone, by its name. */
+static AM_NOINLINE int run_sample(const cell *c, am_heap *h, am_job *job, unsigned reps, uint64_t *checksum, uint64_t *ns) {
     return am_sample_run(c->w, h, job, c->a->seed, c->seeds, reps, checksum, ns);
 }
 

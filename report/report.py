@@ -2,7 +2,8 @@
 """report.py: turns one results folder into results/<run>/report.html, a single self-contained
 page (inline SVG plots and CSS, no scripts, no network). Python 3 standard library only.
 It draws the plots first (report/plots.py) unless --no-plots; it measures nothing itself.
-The page's parts: css.py, pieces.py (cells, tables, plots), result_sections.py, run_sections.py.
+The page's parts: css.py, pieces.py (cells, tables, plots), result_sections.py, run_sections.py,
+count_sections.py (counts.csv of make count).
 Usage: python3 report/report.py results/<run> [--no-plots]"""
 import json
 import os
@@ -14,13 +15,14 @@ if __name__ == "__main__":
 from report import plots, results  # noqa: E402
 from report.css import CSS  # noqa: E402
 from report.pieces import Pieces, esc  # noqa: E402
+from report.count_sections import CountSections  # noqa: E402
 from report.dimension_sections import DimensionSections  # noqa: E402
 from report.result_sections import ResultSections  # noqa: E402
 from report.run_sections import RunSections  # noqa: E402
 from runner.outputs import write_atomic  # noqa: E402
 
 
-class Page(Pieces, ResultSections, DimensionSections, RunSections):
+class Page(Pieces, ResultSections, DimensionSections, RunSections, CountSections):
     def __init__(self, run, manifest):
         self.run = run
         self.manifest = manifest
@@ -49,6 +51,7 @@ class Page(Pieces, ResultSections, DimensionSections, RunSections):
         self.dimension_section()
         self.workload_sections(groups)
         self.compilers_section(groups)
+        self.counts_section()
         self.hyperfine_section()
         self.stats_section(groups)
         self.metrics_section()

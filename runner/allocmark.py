@@ -19,6 +19,7 @@ The work is done by the modules of the runner package, one job each:
   outputs.py     the run folder's files, written atomically; tables.py the tables
   runlock.py     the run folder's lock, and whether the runner that wrote a folder is alive
   meta.py        meta.json; progress.py what is printed during the run
+  counts.py      the count run (--count): each cell under cachegrind, counts.csv; count_tables.py its tables
   run.py         the run itself, its rounds and revisits; regenerate.py the derived files again
                  from samples.csv
 Tools on finished runs: compare.py (and its regression gate, gate.py), crosscc.py, noise.py
@@ -31,7 +32,7 @@ if __name__ == "__main__":
     # run as a script: the package's parent, not runner/, on the path
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from runner import cli, config, listing, regenerate, run  # noqa: E402
+from runner import cli, config, counts, listing, regenerate, run  # noqa: E402
 from runner.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError  # noqa: E402
 
 
@@ -43,11 +44,19 @@ def main(argv=None):
         if args.regenerate:
             return regenerate.main([args.regenerate] + (["--margin", repr(args.margin)] if args.margin is not None
                                                         else []))
+        if args.merge:
+            if not args.out:
+                raise UsageError("--merge needs --out: the folder to write the merged counts into")
+            return counts.merge(args.out, args.merge)
+        if args.shard and not args.count:
+            raise UsageError("--shard cuts a count run: give it with --count")
         try:
             cfg = config.plan(args)
         except KeyboardInterrupt:  # while the cells list their workloads: nothing made yet
             print("allocmark: interrupted before the first cell: nothing measured", file=sys.stderr)
             return EXIT_INTERRUPTED
+        if args.count:
+            return counts.run(cfg, args.seed, args.shard, named=args.workloads)
         return run.run(cfg)
     except UsageError as e:
         print(f"allocmark: {e}", file=sys.stderr)

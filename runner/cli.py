@@ -95,6 +95,14 @@ def mem_limit_arg(s):
         raise argparse.ArgumentTypeError(str(e))
 
 
+def shard_arg(s):
+    from runner import counts
+    try:
+        return counts.shard_arg(s)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
 def names_arg(s):
     return [n.strip() for n in s.split(",") if n.strip()]
 
@@ -180,6 +188,17 @@ def make_parser():
                     help="pass LD_PRELOAD, GLIBC_TUNABLES, MALLOC_*, MIMALLOC_*, TCMALLOC_* and the like "
                          "on to the cells (default: removed, so a row measures its own malloc with its "
                          "defaults); meta.json records them either way")
+    ap.add_argument("--count", action="store_true",
+                    help="count instead of timing: every one-thread cell once under valgrind's callgrind with "
+                         "cache simulation (fixed caches, no address-space randomization, fixed "
+                         "repetitions), on every CPU at once; writes counts.csv, counts.json and counts.txt "
+                         "into --out (beside a timed run's files when the folder holds one); threaded cells and mmap_pressure and "
+                         "utilization are marked not counted (docs/bench.md, Counts)")
+    ap.add_argument("--shard", type=shard_arg, metavar="I/N",
+                    help="with --count: only the I-th of N parts of the matrix (merge the parts with --merge)")
+    ap.add_argument("--merge", nargs="+", metavar="PART",
+                    help="merge the count folders of every shard of one split into --out, as the unsplit "
+                         "count run writes it, then exit")
     ap.add_argument("--build-root", default=os.path.join(ROOT, "build"), help=argparse.SUPPRESS)
     return ap
 

@@ -7,7 +7,10 @@ interval: the runs share no rounds). Cells missing from some run are listed
 at the end, never dropped. With --base, it is a regression gate (gate.py):
 it says which cells of the other runs moved against the base beyond the
 noise, exits 1 when one did, and 3 when another run cannot be judged (cells
-of the base missing or failed in it, interrupted, no cells). It measures nothing.
+of the base missing or failed in it, interrupted, no cells). Folders with
+counts (counts.csv, make count) are also compared count by count: with --base
+a cell whose instructions or estimated cycles per operation changed by 1% or
+more moved (counts repeat exactly: no noise to clear). It measures nothing.
 
   runner/compare.py RUN RUN... [--margin M] [--out DIR]
   runner/compare.py --base RUN RUN... [--margin M] [--out DIR]
@@ -22,9 +25,9 @@ import sys
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from runner import aggregate, gate, outputs, rundir, schema, stats, tables  # noqa: E402
+from runner import aggregate, counts, gate, outputs, rundir, schema, stats, tables  # noqa: E402
 from runner.catalog import ROOT  # noqa: E402
-from runner.errors import RunError  # noqa: E402
+from runner.errors import RunError, UsageError  # noqa: E402
 
 EXIT_UNJUDGED = 3  # with --base: a run cannot be judged
 
@@ -266,6 +269,34 @@ def gate_sections(runs, ids, margin):
     return out, moved, unjudgeable
 
 
+def count_sections(paths, ids, gating):
+    """The counts of the runs (counts.csv) against the first's: ([(heading, lines)],
+    cells moved, runs that cannot be judged). Counts repeat exactly, so a cell
+    moved when it changed by gate.COUNT_THRESHOLD or more, whatever the noise of the times."""
+    base_meta, base = counts.read(paths[0])
+    out, moved, unjudgeable = [], 0, 0
+    for i, path in enumerate(paths[1:], 1):
+        meta, entries = counts.read(path)
+        found, lost = gate.count_changes(base, entries)
+        lines = []
+        if meta.get("compilers") != base_meta.get("compilers"):
+            lines.append(f"compiler versions differ: {base_meta.get('compilers')} in {ids[0]}, "
+                         f"{meta.get('compilers')} in {ids[i]}: a change may be the compiler's")
+        other = sorted(k for k in ("tool", "caches", "reps", "seed") if meta.get(k) != base_meta.get(k))
+        if other:
+            lines.append(f"counted with other settings ({', '.join(other)}): the counts are not comparable")
+            unjudgeable += gating
+        lines += [f"moved by {100 * gate.COUNT_THRESHOLD:g}% or more: {x}" for x in found]
+        lines += [f"cannot be judged: {x}" for x in lost]
+        if not found and not lost and not other:
+            lines.append(f"no counted cell moved by {100 * gate.COUNT_THRESHOLD:g}% or more "
+                         f"(instructions and estimated cycles per operation)")
+        moved += len(found) if gating else 0
+        unjudgeable += bool(lost) and gating
+        out.append((f"Counts: {ids[i]} against {ids[0]}", lines))
+    return out, moved, unjudgeable
+
+
 def sections_text(sections, markdown):
     return "".join((f"## {head}\n\n" if markdown else f"\n{head}:\n") +
                    "".join(("- " if markdown else "  ") + x + "\n" for x in lines) for head, lines in sections)
@@ -292,10 +323,15 @@ def main(argv=None):
               'make compare BASE=results/a RUNS=results/b', file=sys.stderr)
         return 2
     ids = letters(len(paths))
+    counted = all(os.path.isfile(os.path.join(p, "counts.csv")) for p in paths)
+    timed = not counted or all(os.path.isfile(os.path.join(p, "summary.csv")) for p in paths)
     try:
-        runs = [rundir.load_strict(p) for p in paths]
-        sections, moved, unjudgeable = gate_sections(runs, ids, args.margin) if args.base else ([], 0, 0)
-    except RunError as e:
+        runs = [rundir.load_strict(p) for p in paths] if timed else []
+        sections, moved, unjudgeable = gate_sections(runs, ids, args.margin) if args.base and timed else ([], 0, 0)
+        if counted:
+            more, n_moved, n_unjudged = count_sections(paths, ids, bool(args.base))
+            sections, moved, unjudgeable = sections + more, moved + n_moved, unjudgeable + n_unjudged
+    except (RunError, UsageError) as e:
         print(f"compare: {e}", file=sys.stderr)
         return 2
     out_dir = args.out or os.path.join(ROOT, "results",
@@ -305,20 +341,27 @@ def main(argv=None):
     except OSError as e:
         print(f"compare: cannot create '{out_dir}': {e.strerror or e}", file=sys.stderr)
         return 2
-    rows, tbls, mismatches = compare(runs, args.margin)
     gate_text, gate_md = sections_text(sections, False), sections_text(sections, True)
-    text = (f"Runs compared (ratios to A):\n{runs_block(runs, False)}\n\n" + tables.render_text(tbls) +
-            agreement_block(rows, ids, False, runs) + mismatch_block(mismatches, False) + gate_text)
-    md = (f"# allocmark: {len(runs)} runs compared\n\nRatios are to A.\n\n{runs_block(runs, True)}\n\n" +
-          tables.render_markdown(tbls) + agreement_block(rows, ids, True, runs) + mismatch_block(mismatches, True) +
-          gate_md)
+    if timed:
+        rows, tbls, mismatches = compare(runs, args.margin)
+        text = (f"Runs compared (ratios to A):\n{runs_block(runs, False)}\n\n" + tables.render_text(tbls) +
+                agreement_block(rows, ids, False, runs) + mismatch_block(mismatches, False) + gate_text)
+        md = (f"# allocmark: {len(runs)} runs compared\n\nRatios are to A.\n\n{runs_block(runs, True)}\n\n" +
+              tables.render_markdown(tbls) + agreement_block(rows, ids, True, runs) +
+              mismatch_block(mismatches, True) + gate_md)
+    else:
+        names = "".join(f"  {i}: {p}\n" for i, p in zip(ids, paths))
+        text = f"Count runs compared (counts.csv):\n{names}" + gate_text
+        md = f"# allocmark: {len(paths)} count runs compared\n\n" + names.replace("  ", "- ") + gate_md
+        rows = []
     outputs.write_atomic(os.path.join(out_dir, "compare.csv"), schema.csv_text(CSV_COLS, rows))
     outputs.write_atomic(os.path.join(out_dir, "compare.txt"), text)
     outputs.write_atomic(os.path.join(out_dir, "compare.md"), md)
     print(text)
     print(f"wrote {os.path.join(out_dir, 'compare.txt')}, compare.md and compare.csv")
     if moved:
-        print(f"compare: {moved} cell(s) moved against {args.base} beyond the noise", file=sys.stderr)
+        print(f"compare: {moved} cell(s) moved against {args.base} beyond the noise (or their counts by "
+              f"{100 * gate.COUNT_THRESHOLD:g}% or more)", file=sys.stderr)
     if unjudgeable:
         print(f"compare: {unjudgeable} run(s) cannot be judged against {args.base}: cells missing or failed, "
               f"interrupted, or no cells (see the gate section)", file=sys.stderr)

@@ -141,8 +141,9 @@ def _unlisted_note(args, compilers, listed):
     return (f"not measured: executables of rows allocators/strategies.txt does not list ({', '.join(stale)})")
 
 
-def _check_writable(path):
-    """Raises UsageError when the folder could not be created or written; creates nothing."""
+def _check_writable(path, counting=False):
+    """Raises UsageError when the folder could not be created or written; creates nothing.
+    counting: a count run, which may write beside a finished timed run (counts.py checks its own files)."""
     probe = path
     while not os.path.exists(probe):
         parent = os.path.dirname(probe)
@@ -156,7 +157,8 @@ def _check_writable(path):
         why = f"{probe}: permission denied"
     if why:
         raise UsageError(f"cannot write the run folder '{path}': {why}")
-    check_not_a_run(path)
+    if not counting:
+        check_not_a_run(path)
 
 
 def check_not_a_run(path, locked=False):
@@ -287,7 +289,7 @@ def plan(args):
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     out_dir = os.path.abspath(args.out or os.path.join(RESULTS, stamp))
-    _check_writable(out_dir)
+    _check_writable(out_dir, counting=getattr(args, "count", False))
     limits, limit_note = _mem_limits(args, compilers)
     frozen = types.MappingProxyType
     return RunConfig(

@@ -170,3 +170,35 @@ def report(found, noise, margin, baseline, control=None, lost=(), whole=()):
     if lost:
         lines.append(f"{len(lost)} cell(s) of the base could not be judged in this run.")
     return lines, len(moved)
+
+
+# ---- counts (counts.csv of make count): exact, so no noise to clear
+# a cell moved when one of these figures changed by this share or more
+COUNT_THRESHOLD = 0.01
+COUNT_FIGURES = ("instructions_per_op", "est_cycles_per_op")
+
+
+def _cell_words(e):
+    return " ".join(str(e[k]) for k in ("compiler", "strategy", "workload", "size")) + \
+        (f" param {e['param']:g}" if e.get("param") else "")
+
+
+def count_changes(base, run, threshold=COUNT_THRESHOLD):
+    """Counts of a run against a base's (typed counts.csv entries): ([lines of
+    cells whose instructions or estimated cycles per operation moved by
+    threshold or more], [lines of cells counted in the base but not in the run])."""
+    now = {(e["compiler"], e["strategy"], e["workload"], e["size"], e["threads"], e["param"]): e for e in run}
+    moved, lost = [], []
+    for b in base:
+        if b["status"] != "ok":
+            continue
+        e = now.get((b["compiler"], b["strategy"], b["workload"], b["size"], b["threads"], b["param"]))
+        if not e or e["status"] != "ok":
+            lost.append(f"{_cell_words(b)}: " + (f"{e['status']} ({e['reason']})" if e else "not in the run"))
+            continue
+        changes = [(c, e[c] / b[c] - 1) for c in COUNT_FIGURES if b[c] and e[c] is not None]
+        far = [(c, x) for c, x in changes if abs(x) >= threshold - 1e-12]
+        if far:
+            moved.append(f"{_cell_words(b)}: " + ", ".join(f"{c} {b[c]:.6g} -> {e[c]:.6g} ({100 * x:+.2f}%)"
+                                                           for c, x in far))
+    return moved, lost

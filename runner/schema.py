@@ -32,9 +32,14 @@ METRIC_COLS = list(KEY) + ["metric", "value"]
 # the fastest group, and the paired ratio to the fastest with its interval
 GROUP_COLS = ["compiler", "workload", "size", "threads", "param", "strategy", "rank", "in_group",
               "to_fastest", "ci_low", "ci_high"]
+# counts.csv: a cell run once under valgrind's cachegrind (runner/counts.py),
+# each figure per operation of one measured sample; status "not counted" with
+# the reason where a counter cannot run the cell or see its work
+COUNT_COLS = list(KEY) + ["status", "reason", "reps", "ops_per_rep", "instructions_per_op", "i1_misses_per_op",
+                          "lli_misses_per_op", "d1_misses_per_op", "lld_misses_per_op", "est_cycles_per_op"]
 
 COLUMNS = {"samples.csv": SAMPLE_COLS, "summary.csv": SUMMARY_COLS, "ratios.csv": RATIO_COLS,
-           "metrics.csv": METRIC_COLS, "groups.csv": GROUP_COLS}
+           "metrics.csv": METRIC_COLS, "groups.csv": GROUP_COLS, "counts.csv": COUNT_COLS}
 # columns read as text; every other column is a number (empty: not available)
 # (inputs: the cell's digest of the work it ran, 16 hex digits; malloc: the
 # library that served malloc in the cell's process, with its version)

@@ -99,7 +99,8 @@ class DryRunWritesNothing(unittest.TestCase):
     # every goal of `make help`, and a few with variables that change the build
     GOALS = [[], ["all"], ["cells"], ["tests-build"], ["fuzz-build"], ["list"], ["help"], ["clean"],
              ["test"], ["check"], ["fuzz"], ["fuzz-selftest"], ["test-windows"], ["bench"],
-             ["bench", "QUICK=1"], ["hyperfine"], ["compare", "RUNS=results/a results/b"], ["report"],
+             ["bench", "QUICK=1"], ["count"], ["count", "SHARD=1/2"], ["count", "MERGE=a b", "OUT=c"],
+             ["hyperfine"], ["compare", "RUNS=results/a results/b"], ["report"],
              ["plots"], ["compiler-info"], ["cells", "OPT=-O3"], ["all", "VARIANT=-dry-run"],
              ["tests-build", "DEBUG=1"], ["cells", "tests-build", "ALLOCATORS=system"],
              ["all", "CC=x86_64-w64-mingw32-gcc"], [f"build/{CC}-dry-run/tests/pool/test_list", "VARIANT=-dry-run"]]

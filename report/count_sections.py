@@ -1,0 +1,36 @@
+"""count_sections.py: the report's Counts section, from counts.csv (make
+count into the run's folder): each cell's instructions, simulated cache
+misses and estimated cycles per operation with their ratio to the baseline,
+and the cells whose time ratio and count ratio point in opposite directions."""
+from report.pieces import esc
+from runner import count_tables, counts
+from runner.errors import UsageError
+
+
+class CountSections:
+    def counts_section(self):
+        run = self.run
+        if "counts.csv" not in run.files:
+            return
+        try:
+            meta, entries = counts.read(run.folder)
+        except UsageError as e:
+            self.section("counts", "Counts", f"<p>{esc(str(e))}</p>")
+            return
+        head = ["block", "strategy"] + [h for _, h in count_tables.FIGURES] + ["× base (est cycles)"]
+        rows = count_tables.rows(sorted(entries, key=lambda e: (e["compiler"], e["workload"], e["size"],
+                                                                e["param"], e["strategy"])), meta.get("baseline"))
+        table = ("<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>" +
+                 "".join("<tr>" + "".join(f"<td>{esc(str(v))}</td>" for v in r) + "</tr>" for r in rows) +
+                 "</tbody></table>")
+        margin = (run.meta.get("statistics") or {}).get("margin") or 0.02
+        found = count_tables.disagreements(entries, run.ratios, margin)
+        if found:
+            items = "".join(f"<li>{esc(c)}: time × {t:.3f}, counts × {k:.3f}</li>" for c, t, k in found)
+            split = (f"<p>Where the time ratio (marked as a difference) and the count ratio (beyond "
+                     f"{100 * count_tables.COUNT_MARGIN:g}%) point in opposite directions: the machine differs "
+                     f"from the model there (TLB, prefetchers, page faults, branch predictors), and the verdict "
+                     f"rests on the time alone.</p><ul>{items}</ul>")
+        else:
+            split = "<p>No cell's time ratio and count ratio point in opposite directions beyond their margins.</p>"
+        self.section("counts", "Counts", f"<p>{esc(count_tables.legend(meta))}</p>\n{table}\n{split}")
