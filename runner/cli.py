@@ -136,15 +136,16 @@ def make_parser():
                     help="sizes: numbers, 'linear' (each workload's whole linear sweep) or 'log' "
                          "(its log sweep); default: every other size of the linear sweep plus the last")
     ap.add_argument("--samples", type=whole_number(3), metavar="K",
-                    help=f"samples per cell in the planned rounds (default {config.DEFAULT_SAMPLES}, "
-                         f"--quick {config.QUICK_SAMPLES}; at least 3)")
+                    help=f"samples per one-thread cell in the planned rounds, each beside one of its "
+                         f"partner's (default {config.DEFAULT_SAMPLES}, --quick {config.QUICK_SAMPLES}; at "
+                         f"least 3); a threaded cell takes one a visit")
     ap.add_argument("--rounds", type=whole_number(1), metavar="R",
                     help=f"visits (processes) per cell: the samples are split between R rounds over the "
                          f"whole matrix, each in a new order (default {config.DEFAULT_ROUNDS}, --quick "
                          f"{config.QUICK_ROUNDS}; at most --samples; fewer than 6 cannot mark a difference)")
     ap.add_argument("--revisits", type=whole_number(0), metavar="E",
-                    help=f"visit a block again, at most E times, while one of its cells is unstable "
-                         f"(its visits disagree) or a CPU it ran on changed state during a visit "
+                    help=f"visit a block again, at most E times, while one of its ratios is undecided "
+                         f"(its interval too wide for the margin) or a CPU it ran on changed state "
                          f"(default {config.DEFAULT_REVISITS}; 0: never)")
     ap.add_argument("--margin", type=margin_arg, metavar="M",
                     help=f"a ratio is marked as a difference when its 95%% interval excludes 1 and it is "
@@ -153,7 +154,9 @@ def make_parser():
                     help=f"leave out the A/A control row ({catalog.CONTROL}: a second, separately linked "
                          f"build of monotonic) that every run otherwise measures in every block")
     ap.add_argument("--min-ms", type=positive_number, metavar="X",
-                    help=f"shortest sample in ms (default {config.DEFAULT_MIN_MS:g})")
+                    help=f"shortest sample in ms of a one-thread cell (default {config.DEFAULT_MIN_MS:g}, "
+                         f"--quick {config.QUICK_MIN_MS:g}); a threaded cell's at least "
+                         f"{config.THREADED_MIN_MS:g} ({config.QUICK_THREADED_MIN_MS:g} with --quick)")
     ap.add_argument("--baseline", metavar="S",
                     help=f"strategy the ratios divide by (default {config.DEFAULT_BASELINE}; "
                          f"{config.FALLBACK_BASELINE} where that is not built)")

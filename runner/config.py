@@ -15,20 +15,21 @@ from runner.errors import UsageError
 DEFAULT_BASELINE = "monotonic"
 FALLBACK_BASELINE = "system"
 # A cell's samples are taken in ROUNDS processes (visits), each round visiting
-# every block in a new order. On shared VMs one process's samples agree
-# closely while two processes of the same cell a minute apart differ much
-# more (the host's load, the process's address layout): a process is one
-# observation of the cell, so the time goes into more visits of one sample
-# each rather than more samples of few processes, and the distribution-free
-# intervals need at least 6 visits to reach 95% (stats.MIN_VISITS). Round 1
-# calibrates the repetitions; later rounds reuse its count. The trade and the
-# time budget: docs/bench.md (visits and samples), docs/measurements.md.
-DEFAULT_ROUNDS = 6
-DEFAULT_SAMPLES = 6
-DEFAULT_MIN_MS = 3.0
-QUICK_ROUNDS = 6
-QUICK_SAMPLES = 6
-QUICK_MIN_MS = 2.0
+# every block in a new order; the distribution-free intervals need at least 6
+# visits to reach 95% (stats.MIN_VISITS), and more narrow them. Round 1
+# calibrates the repetitions; later rounds reuse its counts. A one-thread
+# cell's visit takes its samples beside its partner's (cell/partner.h): a
+# single sample's ratio to the partner spreads 4-5% inside a process, so a
+# visit takes several short ones and its median; what differs from process to
+# process is left to the rounds. The trade, from runner/noise.py on runs of
+# several samples a visit, and the time budget: docs/bench.md (visits and
+# samples), docs/measurements.md.
+DEFAULT_ROUNDS = 8
+DEFAULT_SAMPLES = 64
+DEFAULT_MIN_MS = 0.5
+QUICK_ROUNDS = 8
+QUICK_SAMPLES = 48
+QUICK_MIN_MS = 0.5
 # Cells timed alone (threaded workloads: their time is their threads' own)
 # gain nothing from more samples in a process: one a visit, at least this long
 THREADED_MIN_MS = 3.0
