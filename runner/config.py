@@ -28,7 +28,7 @@ DEFAULT_ROUNDS = 8
 DEFAULT_SAMPLES = 64
 DEFAULT_MIN_MS = 0.5
 QUICK_ROUNDS = 8
-QUICK_SAMPLES = 48
+QUICK_SAMPLES = 32
 QUICK_MIN_MS = 0.5
 # Cells timed alone (threaded workloads: their time is their threads' own)
 # gain nothing from more samples in a process: one a visit, at least this long

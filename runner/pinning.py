@@ -23,11 +23,6 @@ from runner import cell_protocol
 # ties would otherwise flip between runs for nothing
 CLEARLY_FASTER = 0.95
 REPROBE_S = 2.0
-# Cells timed beside a partner (cell/partner.h) keep their CPU's speed out of
-# their ratios, as both rows of a process run on it: blocks of only such cells
-# need the pinned CPU only to be one CPU, probed again when this old, and no
-# probe after them to see whether it moved.
-PAIRED_REPROBE_S = 10.0
 # a CPU whose probe time changed by more than this between the probes around a
 # block was in another state at its end than at its start (the two states of
 # a vCPU differ by about 2x; the probe itself repeats within some 10% on a quiet VM)
@@ -130,10 +125,9 @@ class Pinner:
             self.note["probe_ns"] = {str(c): round(v) for c, v in sorted(timings.items())}
         self.note.update({"pinned": self.cpu, "probes": self.probes, "switches": self.switches})
 
-    def refresh(self, every=None):
-        """Before a cell or a block of paired cells: probe again when the last
-        probe is older than every (default: the pinner's own interval)."""
-        if self.auto and time.monotonic() - self.last >= (self.every if every is None else every):
+    def refresh(self):
+        """Before a cell: probe again when the last probe is old."""
+        if self.auto and time.monotonic() - self.last >= self.every:
             self.probe()
         return self.cpu
 

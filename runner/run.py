@@ -138,12 +138,10 @@ class Visits:
 
     def block(self, rnd, cells):
         """One visit of a block: its cells in the order given, between two
-        probes when some are timed alone (pinning.PAIRED_REPROBE_S)."""
-        alone = any(c.threaded for c in cells)
-        if alone:
-            before = self.pinner.before_block()
-        else:
-            self.pinner.refresh(pinning.PAIRED_REPROBE_S)
+        probes. Cells timed beside a partner need them too: a vCPU's slow
+        state slows the partner and the row by different amounts
+        (docs/measurements.md), so their ratio moves with it."""
+        before = self.pinner.before_block()
         for c in cells:
             m = self.of[c]
             if rnd and m.status != "ok":
@@ -159,7 +157,7 @@ class Visits:
             self.progress.after(m, time.monotonic() - t0, rnd)
             self.writer.maybe()
         many = any(c.threaded and c.threads > 1 for c in cells)
-        if alone and self.pinner.after_block(before, many):
+        if self.pinner.after_block(before, many):
             b = matrix.block_of(cells[0])
             self.moved[b] = self.moved.get(b, 0) + 1
 

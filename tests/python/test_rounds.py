@@ -229,9 +229,8 @@ class Revisits(unittest.TestCase):
     """Blocks whose ratios are unstable, or during which a CPU changed state,
     are visited again (run.Visits), within the limits; no processes: made-up answers."""
 
-    def visit_all(self, noisy_size, moved_sizes=(), revisits=3, rounds_=6, alone=False):
-        # alone: cells timed without a partner (a threaded workload's, run with one thread here)
-        cells = matrix.blocked_shuffle([matrix.Cell("cc", s, "thrash_pool", size, 1, 0.0, alone)
+    def visit_all(self, noisy_size, moved_sizes=(), revisits=3, rounds_=6):
+        cells = matrix.blocked_shuffle([matrix.Cell("cc", s, "thrash_pool", size, 1, 0.0, False)
                                         for s in ("base", "other") for size in (1, 2, 3, 4)], random.Random(1))
         cfg = types.SimpleNamespace(seed=1, samples=rounds_, rounds=rounds_, revisits=revisits, min_ms=1.0, threaded_min_ms=1.0,
                                     mem_limits={}, settings=aggregate.Settings(), cells=cells,
@@ -249,10 +248,7 @@ class Revisits(unittest.TestCase):
 
         class Pinner:
             def __init__(self):
-                self.current, self.refreshed = None, 0
-
-            def refresh(self, every=None):
-                self.refreshed += 1
+                self.current = None
 
             def before_block(self):
                 return {0: 1.0}
@@ -272,7 +268,6 @@ class Revisits(unittest.TestCase):
         with unittest.mock.patch.object(rounds, "measure", tracking):
             visits.planned()
             visits.revisits()
-        visits.pinner = pinner
         return {(m.cell.strategy, m.cell.size): sorted(set(m.result.sample_rounds)) for m in measurements}, visits
 
     def test_an_unstable_block_is_visited_again_up_to_the_limit(self):
@@ -283,17 +278,10 @@ class Revisits(unittest.TestCase):
         self.assertEqual(visits.note()["blocks_revisited"], 1)
 
     def test_a_block_whose_cpu_moved_is_visited_once_more(self):
-        seen, visits = self.visit_all(noisy_size=None, moved_sizes=(3,), alone=True)
+        seen, visits = self.visit_all(noisy_size=None, moved_sizes=(3,))
         self.assertEqual(seen[("other", 3)], list(range(7)))
         self.assertEqual(seen[("other", 4)], list(range(6)))
         self.assertEqual(visits.note()["visits_with_a_cpu_that_moved"], 1)
-
-    def test_a_block_timed_beside_partners_is_not_probed_after(self):
-        # its ratios go through the partner, which ran on the same CPU: a move cancels
-        seen, visits = self.visit_all(noisy_size=None, moved_sizes=(3,))
-        self.assertEqual(seen[("other", 3)], list(range(6)))
-        self.assertEqual(visits.note()["visits_with_a_cpu_that_moved"], 0)
-        self.assertEqual(visits.pinner.refreshed, 6 * 4)  # once before each block of each round
 
     def test_revisits_stay_within_a_quarter_of_the_planned_visits(self):
         # 8 cells x 2 rounds planned: 4 revisit visits at most. Two rounds decide no
