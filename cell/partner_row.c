@@ -14,7 +14,11 @@ typedef struct partner_state {
     am_heap *h;
 } partner_state;
 
-static void *partner_open(const am_partner_job *pj) {
+/* The partner's code sits after the cell's own, whose length differs from row
+ * to row: aligned to a page, its loops keep one alignment in every cell, and
+ * so its time (a loop's alignment within 32 or 64 bytes moved the partner's
+ * time by 5% from one cell to another: runner/partner_check.py). */
+AM_PAGE_ALIGNED_CODE static void *partner_open(const am_partner_job *pj) {
     const am_workload *w = am_workload_find(pj->workload);
     if (!w || w->threaded) return NULL;
     partner_state *p = calloc(1, sizeof *p);

@@ -17,6 +17,7 @@
 #define AM_LIKELY(x) (x)
 #define AM_UNLIKELY(x) (x)
 #define AM_THREAD_LOCAL __declspec(thread)
+#define AM_PAGE_ALIGNED_CODE
 #else
 #define AM_INLINE static inline
 #define AM_FORCE_INLINE static inline __attribute__((always_inline))
@@ -26,6 +27,9 @@
 #define AM_LIKELY(x) __builtin_expect(!!(x), 1)
 #define AM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define AM_THREAD_LOCAL _Thread_local
+/* on a function: its unit's code section starts on a 4 KiB boundary, so the
+ * unit's loops keep their alignment wherever the linker places it */
+#define AM_PAGE_ALIGNED_CODE __attribute__((aligned(4096)))
 #endif
 
 /* A function AddressSanitizer leaves uninstrumented: for the few reads and
