@@ -94,12 +94,15 @@ takes: a cell's figure is the median over its visits of each visit's median time
 interval comes from the order statistics of those visit medians (the sign test's, interpolated), so it holds
 the spread between processes, not only the spread inside one. A ratio to the baseline
 (<code>{esc(self.run.baseline)}</code>) pairs the two cells' visits made in the same round, a few seconds
-apart in one block: its estimate is the median of the paired log ratios and its 95% interval their sign test's,
+apart in one block, each visit read against the partner row timed beside it in its process, sample by
+sample: its estimate is the median of the paired log ratios and its 95% interval their sign test's,
 as for a cell. It is marked faster or slower only when that interval lies wholly below or above 1
 <em>and</em> the ratio is at least {esc(margin)} away from 1; fewer than 6 paired visits mark nothing.</li>
-<li><strong>Unstable cells.</strong> A cell or ratio whose 95% interval is wider than {esc(width)} is unstable
-(<code>?</code>): its block was visited again (up to {v_revisits} more times, within a quarter of the
-run's visits) and it stayed that wide.
+<li><strong>Undecided ratios.</strong> A ratio whose 95% interval is too wide to say whether it is at least
+{esc(margin)} from 1 or within it is undecided (<code>?</code>): its block was visited again (up to
+{v_revisits} more times, within a quarter of the run's visits) and it stayed so. A cell's own spread from
+process to process is shown, not marked: a finding about its row on this machine (a cell interval wider
+than {esc(width)}: <code>unstable</code> in <code>summary.csv</code>).
 {unstable}</li>
 <li><strong>A/A control.</strong> {control}</li>
 <li><strong>Order.</strong> Cells run in blocks, one block per line of a table (every strategy at one workload

@@ -1,6 +1,6 @@
 """digest.py: what a run says at its end on the terminal, in a few lines: the
 fastest group of each workload (at one block of it), what to distrust (the
-A/A control, the unstable cells) and where the full tables are. The tables
+A/A control, the undecided ratios) and where the full tables are. The tables
 themselves go to the run folder (tables.txt, tables.md)."""
 import textwrap
 
@@ -55,7 +55,7 @@ def group_lines(done, groups):
 def digest(done, groups, head, out_dir):
     """The closing lines of a run. done: Measurements in table order; groups:
     aggregate.fastest_groups; head: the tables' head lines (the A/A control,
-    the unstable cells)."""
+    the undecided ratios)."""
     lines = ["Fastest group per workload (the fastest, and those not marked as different from it):"]
     lines += group_lines(done, groups)
     lines.append("To distrust:")

@@ -156,12 +156,15 @@ def group_lines(groups):
     return out
 
 
-def head_lines(done, control_text):
-    """What the top of the tables says: the A/A control's line and the unstable cells."""
-    ok = [m for m in done if m.status == "ok"]
-    unstable = sum(aggregate.is_unstable(m) for m in ok)
+def head_lines(done, control_text, ratio_list=()):
+    """What the top of the tables says: the A/A control's line and the ratios
+    the run could not decide at its margin. A cell's own spread from process
+    to process is a finding about its row on this machine, in its table's
+    spread column, not a mark against the run."""
     out = [control_text] if control_text else []
-    out.append(f"Unstable cells ({tables.UNSTABLE}): {unstable} of {len(ok)}")
+    undecided = sum(bool(r["unstable"]) for r in ratio_list)
+    out.append(f"Undecided ratios ({tables.UNSTABLE}: the interval too wide to say whether the ratio is at least "
+               f"the margin from 1 or within it): {undecided} of {len(ratio_list)}")
     return out
 
 
@@ -179,7 +182,7 @@ def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, stag
     versus = [ratio_entry(r) for r in ratios.versus_rows(done, facts)]
     control_text = control_line(control_entries(done, ratio_list, ratios, control), control)
     marks = marks_of(ratios, control_text)
-    head = head_lines(done, control_text)
+    head = head_lines(done, control_text, ratio_list)
     groups = aggregate.fastest_groups(done, ratios.settings)
     head_text = "\n".join(textwrap.fill(line, tables.WIDTH) for line in head)
     text = head_text + "\n\n" + table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=False,

@@ -29,8 +29,7 @@ def marks_legend(marks):
     text = (f"{NOT_SIGNIFICANT} = not marked as a difference (the interval holds 1, the ratio is within "
             f"{percent(marks.margin)} of 1, or fewer than 6 rounds paired); {UNSTABLE} after a ratio = "
             f"undecided (even after revisits its 95% interval is too wide to say whether it is at least "
-            f"{percent(marks.margin)} from 1 or within it); {UNSTABLE} after a time = its interval is wider "
-            f"than {percent(marks.unstable_width)}")
+            f"{percent(marks.margin)} from 1 or within it)")
     return text + (f"; {marks.control}" if marks.control else "")
 
 
@@ -41,8 +40,9 @@ def ratio_legend(baseline, marks):
 
 
 def time_legend(marks):
-    return (f"median time per operation over the cell's visits (one process each); {UNSTABLE} = unstable "
-            f"(its median's interval is wider than {percent(marks.unstable_width)})")
+    return ("median time per operation over the cell's visits (one process each), with its 95% interval; "
+            "spread: the cell's own from process to process (a robust SD of its visits), a finding about "
+            "its row on this machine")
 
 _UNITS = [(1.0, "ns"), (1e3, "\u00b5s"), (1e6, "ms"), (1e9, "s")]
 
@@ -126,7 +126,7 @@ def _cell_text(r):
         return "n/a"
     if r["status"] != "ok":
         return "failed"
-    return format_time(r["median_ns_per_op"]) + (UNSTABLE if r.get("unstable") else "")
+    return format_time(r["median_ns_per_op"])
 
 
 def _over_note(cpus, rows):
@@ -148,10 +148,10 @@ def block_legend(baseline, marks, compared):
     text = (f"{IN_GROUP} in the first column: in {aggregate.GROUP_RULE}; time = median time per operation "
             "over the cell's visits "
             "(one process each) with its 95% interval; spread = the row's own process-to-process spread "
-            "(robust SD of its visits' medians)")
+            "(robust SD of its visits' medians: a finding about the row on this machine, not a fault of the run)")
     if compared:
         text += (f"; ratio = strategy / {baseline} (above 1: slower than {baseline}) from the visits of the two "
-                 "in the same rounds, with its 95% interval")
+                 "in the same rounds, each through the partner row timed beside it, with its 95% interval")
     return text + "; " + marks_legend(marks)
 
 
@@ -186,7 +186,7 @@ def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), 
         lines = []
         for r in rows:
             ok = _status_rank(r) == 0
-            time = (time_interval(r) + (UNSTABLE if r.get("unstable") else "")) if ok else _cell_text(r)
+            time = time_interval(r) if ok else _cell_text(r)
             line = [IN_GROUP if r["strategy"] in members else "", r["strategy"], time]
             if compared:
                 line.append("baseline" if r["strategy"] == baseline else _ratio_text(ratio_at.get(_at(r))))
