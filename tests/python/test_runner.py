@@ -217,7 +217,7 @@ class Control(unittest.TestCase):
         self.assertEqual(len(mine), 2)
         marked = sum(r["significant"] == "1" for r in mine)
         with open(os.path.join(self.out, "tables.txt")) as f:
-            first = " ".join(f.read().split("Unstable cells")[0].split())  # wrapped to the tables' width
+            first = " ".join(f.read().split("Undecided ratios")[0].split())  # wrapped to the tables' width
         self.assertEqual(first, f"A/A control: control, a second build of monotonic, was marked as a difference "
                                 f"from it in {marked} of 2 cells ({50.0 * marked:.1f}%)")
         with open(os.path.join(self.out, "tables.md")) as f:
