@@ -161,7 +161,8 @@ def threaded_test_files():
 
 def stage_tsan(args):
     build = f"build/{ccname(args.cc)}-tsan"
-    targets = strategy_targets(build, chosen_rows(args), threaded_test_files())
+    rows = chosen_rows(args)
+    targets = strategy_targets(build, rows, threaded_test_files())
     if not make(args, " ".join(targets), CC=args.cc, VARIANT="-tsan",
                 EXTRA_CFLAGS="-fsanitize=thread -fno-omit-frame-pointer", EXTRA_LDFLAGS="-fsanitize=thread",
                 ALLOCATORS=",".join(rows)):

@@ -10,6 +10,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import types
 import unittest
 from unittest import mock
 
@@ -123,6 +124,22 @@ class ClosingLines(unittest.TestCase):
                     contextlib.redirect_stdout(io.StringIO()) as out:
                 self.assertEqual(run_check.main(), want)
             self.assertTrue(out.getvalue().rstrip().endswith("; stages skipped: fuzz"), out.getvalue())
+
+
+class SanitizerStages(unittest.TestCase):
+    def test_each_stage_asks_make_for_the_rows_it_runs(self):
+        """make check's asan and tsan stages build the chosen rows' tests: a
+        failed build is a failure of the stage, not an error of the driver."""
+        args = types.SimpleNamespace(cc="gcc", rows=["minimal"], make="make", jobs=1, timeout=10)
+        seen = []
+
+        def fake_make(args_, targets, **variables):
+            seen.append(variables.get("ALLOCATORS"))
+            return False
+        with mock.patch.object(run_check, "make", fake_make):
+            self.assertEqual(run_check.stage_tsan(args), (0, 1, 0))
+            self.assertEqual(run_check.stage_asan(args, units=False), (0, 1, 0))
+        self.assertEqual(seen, ["minimal", "minimal"])
 
 
 if __name__ == "__main__":
