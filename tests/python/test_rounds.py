@@ -18,6 +18,24 @@ from test_runner import BUILD, ensure_cells  # noqa: E402
 from runner import aggregate, catalog, cell_protocol, matrix, outputs, progress, rounds, run, schema  # noqa: E402
 
 
+def made_up_config(**settings):
+    """The run settings rounds.measure reads, made up, and cells that need no build."""
+    return types.SimpleNamespace(seed=1, mem_limits={}, settings=aggregate.Settings(),
+                                 cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row, **settings)
+
+
+def measure_commands(m, cfg, rnd=0, answer=(None, "stop")):
+    """The commands rounds.measure starts for one visit of m, each answered with answer."""
+    seen = []
+
+    class FakeLauncher:
+        def run(self, cmd, many_threads=False, kind=None):
+            seen.append(cmd)
+            return answer
+    rounds.measure(m, cfg, FakeLauncher(), rnd=rnd)
+    return seen
+
+
 class Rounds(unittest.TestCase):
     """How a cell's samples are split between rounds, and what a later round
     does to the cell (no processes: made-up answers)."""
@@ -158,16 +176,8 @@ class Expect(unittest.TestCase):
         c.result = cell_protocol.Answer.from_json({"reps": 4, "expect": 2 ** 63 + 5, "ops_per_rep": 1,
                                                    "samples_ns": [8]})
         c.summary = aggregate.summarize(c)
-        cfg = types.SimpleNamespace(seed=1, samples=3, rounds=3, min_ms=1.0, mem_limits={},
-                                    settings=aggregate.Settings(),
-                                    cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row)
-        seen = []
-
-        class FakeLauncher:
-            def run(self, cmd, many_threads=False, kind=None):
-                seen.append(cmd)
-                return {"status": "ok", "reps": 4, "samples_ns": [9]}, None
-        rounds.measure(c, cfg, FakeLauncher(), rnd=1)
+        seen = measure_commands(c, made_up_config(samples=3, rounds=3, min_ms=1.0), rnd=1,
+                                answer=({"status": "ok", "reps": 4, "samples_ns": [9]}, None))
         self.assertEqual(seen[0][seen[0].index("--reps") + 1], "4")
         self.assertEqual(seen[0][seen[0].index("--expect") + 1], str(2 ** 63 + 5))
         self.assertEqual(c.result.samples_ns, [8, 9])
@@ -196,31 +206,12 @@ class VisitBudget(unittest.TestCase):
         c = aggregate.Measurement(matrix.Cell("gcc", "pool", "list_dupe", 1810, 1, 0.0, False))
         c.status, c.result = "ok", self.answer(40.0, 0.5)
         c.summary = aggregate.summarize(c)
-        cfg = types.SimpleNamespace(seed=1, samples=48, rounds=6, min_ms=0.5, mem_limits={},
-                                    settings=aggregate.Settings(),
-                                    cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row)
-        seen = []
-
-        class FakeLauncher:
-            def run(self, cmd, many_threads=False, kind=None):
-                seen.append(cmd)
-                return None, "stop"
-        rounds.measure(c, cfg, FakeLauncher(), rnd=2)
+        seen = measure_commands(c, made_up_config(samples=48, rounds=6, min_ms=0.5), rnd=2)
         self.assertEqual(seen[0][seen[0].index("--samples") + 1], "1")
-
 
     def test_a_threaded_cell_takes_one_sample_a_visit(self):
         c = aggregate.Measurement(matrix.Cell("gcc", "system", "contention", 100, 2, 0.0, True))
-        cfg = types.SimpleNamespace(seed=1, samples=48, rounds=6, min_ms=0.5, threaded_min_ms=3.0, mem_limits={},
-                                    settings=aggregate.Settings(),
-                                    cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row)
-        seen = []
-
-        class FakeLauncher:
-            def run(self, cmd, many_threads=False, kind=None):
-                seen.append(cmd)
-                return None, "stop"
-        rounds.measure(c, cfg, FakeLauncher())
+        seen = measure_commands(c, made_up_config(samples=48, rounds=6, min_ms=0.5, threaded_min_ms=3.0))
         self.assertEqual(seen[0][seen[0].index("--samples") + 1], "1")
         self.assertEqual(seen[0][seen[0].index("--min-ms") + 1], "3.0")
 
