@@ -1,31 +1,63 @@
 """gate.py: the regression gate of compare.py: which cells of a run moved
-against a base run beyond the noise, and which cannot be judged. A cell is
-judged on its ratio to the baseline row, paired by round inside each run, so
-a machine that is faster or slower as a whole (another hour, another CI
-runner) moves nothing; the change of a ratio between the runs is the
-Hodges-Lehmann shift of the two runs' per-round log ratios, with its
-Mann-Whitney interval. A cell moved when that whole interval lies beyond the
-noise threshold (the margin, or the noise between the two runs where that is
-larger; judge() says how). The noise is read from the A/A control row alone, which cannot have
-moved: with at least FEW control cells of a kind (one thread, several
-threads), NOISE_SDS robust standard deviations of its changes around none;
-with fewer, how far its changes' intervals reach (the median over its cells
-of each interval's far end). The changes under judgement never raise their own bar,
-so a regression of many cells is as visible as one of a single cell. It
-computes and says; compare.py decides the exit status."""
+against a base run beyond the noise, and which cannot be judged. A cell timed
+beside a partner is judged on its time over the partner's, sample by sample
+inside each process, so a machine that is faster or slower as a whole (another
+hour, another CI runner, a slow vCPU) moves nothing, and neither does another
+cell of its block; a cell timed alone (several threads) on its ratio to the
+baseline row, paired by round inside each run. The change between the runs is
+the Hodges-Lehmann shift of the two runs' per-round log ratios, with its
+Mann-Whitney interval; its z score is that shift over the standard error
+its interval implies. Two runs can differ by more than their intervals say
+(the machine's state over minutes): how much more, the factor k, is read
+from the A/A control row alone, which cannot have moved (the robust SD of its
+cells' z scores, at least 1), never from the changes under judgement, so a
+regression of many cells is as visible as one of a single cell. A cell moved
+when its z score is beyond CELL_SDS x k and its change beyond the margin; a
+strategy moved as a whole when the median z score of its cells, as the z of
+a median, is beyond WHOLE_SDS x k and its median change beyond the margin,
+and then each of its cells whose change points the same way beyond
+TOUCHED_SDS x k and the margin moved too: a slower fast path is seen in
+every cell it touches, though each alone is within a run's noise. A change
+to the partner's own row shows as every other paired cell moving the other way.
+It computes and says; compare.py decides the exit status."""
 import math
 
 from runner import aggregate, stats
 
-# a change this many robust standard deviations of the control's changes
-# from none is beyond the noise between the two runs (for normal noise, four
-# are passed by chance once in 16,000 cells)
-NOISE_SDS = 4.0
+# z scores (a change over its standard error, then over k) a cell must pass:
+# alone, among hundreds of cells of two runs of the same code (for normal
+# noise, five are passed by chance once in 1.7 million cells)
+CELL_SDS = 5.0
+# a strategy over its cells (at least WHOLE_CELLS of a kind), and then each of its cells
+WHOLE_SDS = 4.0
+WHOLE_CELLS = 3
+TOUCHED_SDS = 2.0
+# control cells of a kind it takes to read k from them (fewer: from every
+# control cell, and with fewer than that k = 1: the intervals are taken at
+# their word)
 FEW = 10
+Z_OF_95 = 1.96
+MEDIAN_SE = 1.2533  # the standard error of the median of n normal values, times sqrt(n), in SDs
 
 
-def log_ratios(run, key, baseline):
-    """The per-round log ratios of a cell to the baseline's cell of its block, in a run."""
+def partner_logs(run, key):
+    """(partner, {round: the median over the visit's samples of the log of the
+    cell's time over its partner's beside it}) of a cell of a run, or (None, {})
+    when the cell was not timed beside a partner."""
+    samples = [s for s in run.samples_of.get(key, ())]
+    if not samples or not samples[0].get("partner") or \
+            any(s.get("partner_ns") is None or not s["ns"] or not s["partner_ns"] for s in samples):
+        return None, {}
+    logs = [math.log((s["ns"] / s["reps"]) / (s["partner_ns"] / s["partner_reps"])) for s in samples]
+    return samples[0]["partner"], aggregate.visit_medians(logs, [s["round"] for s in samples])
+
+
+def log_ratios(run, key, baseline, partner=None):
+    """The per-round log ratios a cell is judged on in a run: to its partner
+    when it was timed beside `partner`, else to the baseline's cell of its block."""
+    if partner:
+        name, logs = partner_logs(run, key)
+        return [logs[r] for r in sorted(logs)] if name == partner else []
     if key[1] == baseline:
         return []
     mine = aggregate.visits_in(run, key)
@@ -44,28 +76,38 @@ def robust_sd_about_none(values):
 
 
 class Change:
-    __slots__ = ("key", "base_ratio", "ratio", "interval", "moved")
+    __slots__ = ("key", "against", "base_ratio", "ratio", "interval", "moved", "z")
 
-    def __init__(self, key, base_ratio, ratio, interval):
-        self.key, self.base_ratio, self.ratio, self.interval = key, base_ratio, ratio, interval
-        self.moved = False
+    def __init__(self, key, against, base_ratio, ratio, interval):
+        """against: the row the cell's ratios are to (its partner, or the baseline)."""
+        self.key, self.against, self.base_ratio, self.ratio, self.interval = key, against, base_ratio, ratio, interval
+        self.moved, self.z = False, 0.0  # judge() sets both
 
     def reach(self):
         """How far from none the change's interval reaches, as a log ratio."""
         return max(abs(math.log(self.interval.low)), abs(math.log(self.interval.high)))
 
 
+def common_partner(base, run, key):
+    """The partner a cell was timed beside in both runs, or None."""
+    name, _ = partner_logs(base, key)
+    return name if name and partner_logs(run, key)[0] == name else None
+
+
 def changes(base, run, baseline):
     """[Change] of every cell both runs have a ratio for."""
     out = []
     for key in base.by_key:
-        if key not in run.by_key or key[1] == baseline:
+        if key not in run.by_key:
             continue
-        a, x = log_ratios(base, key, baseline), log_ratios(run, key, baseline)
+        partner = common_partner(base, run, key)
+        if partner == key[1] or (not partner and key[1] == baseline):
+            continue
+        a, x = log_ratios(base, key, baseline, partner), log_ratios(run, key, baseline, partner)
         if not a or not x:
             continue
         iv = stats.shift_interval(x, a)
-        out.append(Change(key, math.exp(stats.median(a)), math.exp(stats.median(x)),
+        out.append(Change(key, partner or baseline, math.exp(stats.median(a)), math.exp(stats.median(x)),
                           stats.Interval(math.exp(iv.estimate), math.exp(iv.low), math.exp(iv.high), iv.n,
                                          iv.reached)))
     return out
@@ -76,7 +118,11 @@ def unjudged(base, run, baseline):
     missing from it, failed in it, or its baseline cell failed or missing."""
     out = []
     for key in base.by_key:
-        if key[1] == baseline or not log_ratios(base, key, baseline) or log_ratios(run, key, baseline):
+        partner = partner_logs(base, key)[0]
+        if partner == key[1] or (not partner and key[1] == baseline):
+            continue
+        if not log_ratios(base, key, baseline, partner) or log_ratios(run, key, baseline, partner) or \
+                log_ratios(run, key, baseline):
             continue
         entry = run.by_key.get(key)
         if entry is None:
@@ -87,6 +133,14 @@ def unjudged(base, run, baseline):
             why = f"no ratio (its {baseline} cell failed or is missing)"
         out.append((key, why))
     return out
+
+
+def other_inputs(base, run, found):
+    """How many of the changes are of cells whose work differed between the
+    runs (summary.csv's inputs: another seed, size or workload version)."""
+    def inputs(r, key):
+        return (r.by_key.get(key) or {}).get("inputs")
+    return sum(1 for c in found if inputs(base, c.key) != inputs(run, c.key))
 
 
 def broken(run):
@@ -101,37 +155,71 @@ def broken(run):
     return out
 
 
+def standard_error(c):
+    """The standard error of a change's log that its 95% interval implies."""
+    return (math.log(c.interval.high) - math.log(c.interval.low)) / (2 * Z_OF_95)
+
+
+def z_scores(found):
+    """{id(change): its log over its standard error}. The error is at least the
+    median of its strategy's cells of its kind: an interval of a few visits is
+    now and then far too narrow by chance, and the cells of one row spread alike."""
+    errors = {}
+    for c in found:
+        errors.setdefault((c.key[1], kind(c.key)), []).append(standard_error(c))
+    floor = {k: stats.median(v) for k, v in errors.items()}
+    out = {}
+    for c in found:
+        se = max(standard_error(c), floor[(c.key[1], kind(c.key))])
+        out[id(c)] = math.log(c.interval.estimate) / se if se > 0 else 0.0
+    return out
+
+
+class Verdict:
+    """What judge() found: k per kind (how many times more the runs differ
+    than their intervals say, from the control), its source per kind, and
+    the strategies that moved as a whole: [(strategy, kind, median change as
+    a ratio, its z over k, cells)]."""
+
+    def __init__(self):
+        self.k, self.k_source, self.wholes = {}, {}, []
+
+
 def judge(found, margin, control=None):
-    """Marks the changes that moved; returns {kind: noise threshold as a
-    relative change}, read from the control row's changes (0 without any).
-    With FEW control cells of a kind their changes show the whole noise of a
-    change between the runs: a cell moved when its change is NOISE_SDS robust
-    SDs of them from none and its interval lies beyond the margin. With fewer,
-    no spread can be read from them, only how far their intervals reach: a cell
-    moved when its whole interval lies beyond the median reach."""
+    """Marks the changes that moved (module docstring); returns a Verdict."""
+    v = Verdict()
+    z_of = z_scores(found)
     mine = {}
     for c in found:
         if c.key[1] == control:
-            mine.setdefault(kind(c.key), []).append(c)
-    every = [c for cs in mine.values() for c in cs]
-    noise, by_spread = {}, {}
-    for k in {kind(c.key) for c in found}:
-        ctrl = mine.get(k) or every
-        by_spread[k] = len(ctrl) >= FEW
-        if by_spread[k]:
-            noise[k] = math.expm1(NOISE_SDS * robust_sd_about_none([math.log(c.interval.estimate) for c in ctrl]))
-        else:
-            noise[k] = math.expm1(stats.median([c.reach() for c in ctrl])) if ctrl else 0.0
+            mine.setdefault(kind(c.key), []).append(z_of[id(c)])
+    every = [z for zs in mine.values() for z in zs]
+    for k in sorted({kind(c.key) for c in found}):
+        zs = mine.get(k) if len(mine.get(k) or ()) >= FEW else every if len(every) >= FEW else None
+        v.k[k] = max(1.0, robust_sd_about_none(zs)) if zs else 1.0
+        v.k_source[k] = (f"{len(zs)} control cells" if zs else
+                         f"{len(every)} control cell(s), fewer than {FEW}: the intervals taken at their word")
+    limit = math.log1p(margin)
     for c in found:
-        k = kind(c.key)
-        limit = math.log1p(max(margin, noise[k]))
-        low, high, est = (math.log(x) for x in (c.interval.low, c.interval.high, c.interval.estimate))
-        if by_spread[k]:
-            beyond = (est > limit and low > math.log1p(margin)) or (est < -limit and high < -math.log1p(margin))
-        else:
-            beyond = low > limit or high < -limit
-        c.moved = c.interval.reached and beyond
-    return noise
+        c.z = z = z_of[id(c)] / v.k[kind(c.key)]
+        c.moved = c.interval.reached and abs(z) >= CELL_SDS and abs(math.log(c.interval.estimate)) >= limit
+    by_strategy = {}
+    for c in found:
+        by_strategy.setdefault((c.key[1], kind(c.key)), []).append(c)
+    for (strategy, k), cells in sorted(by_strategy.items()):
+        if len(cells) < WHOLE_CELLS:
+            continue
+        zs = [c.z for c in cells]
+        whole = stats.median(zs) * math.sqrt(len(zs)) / MEDIAN_SE
+        change = stats.median([math.log(c.interval.estimate) for c in cells])
+        if abs(whole) < WHOLE_SDS or abs(change) < limit or change * whole <= 0:
+            continue
+        v.wholes.append((strategy, k, math.exp(change), whole, len(cells)))
+        for c, z in zip(cells, zs):
+            est = math.log(c.interval.estimate)
+            if c.interval.reached and z * whole > 0 and abs(z) >= TOUCHED_SDS and abs(est) >= limit:
+                c.moved = True
+    return v
 
 
 def signed(share):
@@ -143,33 +231,46 @@ def cell_text(k):
     return f"{k[0]} {k[1]} {k[2]} {k[3]}{extra}"
 
 
-def report(found, noise, margin, baseline, control=None, lost=(), whole=()):
-    """(text lines, number of cells that moved). lost: unjudged()'s cells;
-    whole: broken()'s reasons."""
+def report(found, verdict, margin, baseline, control=None, lost=(), whole=(), other=0):
+    """(text lines, number of cells that moved). verdict: judge()'s; lost:
+    unjudged()'s cells; whole: broken()'s reasons; other: other_inputs()."""
     moved = [c for c in found if c.moved]
-    kinds = "; ".join(f"{k} {100 * v:.1f}%" for k, v in sorted(noise.items()))
-    source = (f"read from the A/A control {control}, which cannot have moved: {NOISE_SDS:g} robust SDs of its "
-              f"changes where it has {FEW} cells of a kind, and a cell moved when its change is beyond that and its "
-              f"95% interval beyond the margin; with fewer, the median reach of its changes' intervals, and a cell "
-              f"moved when its whole interval is beyond that") if control and \
-        any(c.key[1] == control for c in found) else "no A/A control cells: the margin alone"
-    lines = [f"Judged on each ratio to {baseline} against the margin ({100 * margin:g}%) and the noise between the "
-             f"runs ({kinds or 'no cells'}), {source}."]
+    partners = sorted({c.against for c in found if c.against != baseline})
+    what = (f"each cell's time over its partner's beside it ({', '.join(partners)}; a change to the partner's own row "
+            f"shows as every other such cell moving the other way), a cell timed alone on its ratio to {baseline}"
+            if partners else f"each ratio to {baseline}")
+    ks = "; ".join(f"{k} {verdict.k[k]:.2f} ({verdict.k_source[k]})" for k in sorted(verdict.k))
+    lines = [f"Judged on {what}: a change's z score is its shift between the runs over the standard error its 95% "
+             f"interval implies, over k, how many times more two runs differ than their intervals say, read from the "
+             f"A/A control {control or '(none)'}, which cannot have moved: {ks or 'no cells'}. A cell moved when its "
+             f"z is beyond {CELL_SDS:g} and its change beyond the margin ({100 * margin:g}%); a strategy moved as a "
+             f"whole when the median z of its cells (at least {WHOLE_CELLS}), as the z of a median, is beyond "
+             f"{WHOLE_SDS:g} and its median change beyond the margin, and then each of its cells whose change points "
+             f"the same way with z beyond {TOUCHED_SDS:g} and beyond the margin moved too."]
+    if other:
+        lines.append(f"The work differs between the runs in {other} of {len(found)} cells (their inputs: another "
+                     f"seed, size or workload version): a change there may be the work's, not the code's. Give both "
+                     f"runs one SEED.")
     if control:
         mine = [c for c in found if c.key[1] == control]
         lines.append(f"A/A control {control}: moved in {sum(c.moved for c in mine)} of {len(mine)} cells.")
+    for strategy, k, change, z, n in verdict.wholes:
+        lines.append(f"moved as a whole: {strategy} ({k}): median change {signed(change - 1)} over its {n} cells "
+                     f"(z {z:+.1f})")
     for c in moved:
         iv = c.interval
-        lines.append(f"moved: {cell_text(c.key)}: {c.base_ratio:.3g} -> {c.ratio:.3g} "
-                     f"({signed(iv.estimate - 1)} [{signed(iv.low - 1)}, {signed(iv.high - 1)}])")
+        lines.append(f"moved: {cell_text(c.key)}: {c.base_ratio:.3g} -> {c.ratio:.3g} of {c.against} "
+                     f"({signed(iv.estimate - 1)} [{signed(iv.low - 1)}, {signed(iv.high - 1)}], "
+                     f"z {c.z:+.1f})")
     lines.append(f"{len(moved)} of {len(found)} cells moved beyond the noise.")
+    n = len(moved) or len(verdict.wholes)  # a strategy moved as a whole fails the gate, whatever its cells
     for why in whole:
         lines.append(f"cannot be judged: {why}")
     for key, why in lost:
         lines.append(f"not judged: {cell_text(key)}: {why}")
     if lost:
         lines.append(f"{len(lost)} cell(s) of the base could not be judged in this run.")
-    return lines, len(moved)
+    return lines, n
 
 
 # ---- counts (counts.csv of make count): exact, so no noise to clear

@@ -10,10 +10,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from runner import schema, stats  # noqa: E402
 
 
-def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2", baseline=None, meta=None):
+def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2", baseline=None, meta=None,
+              partners=None):
     """cells: {(compiler, strategy, workload, size): [ns per op samples], None (failed)
     or "skipped" (the workload does not apply)}.
-    compilers: their order, as meta.json names them; meta: more meta.json keys."""
+    compilers: their order, as meta.json names them; meta: more meta.json keys;
+    partners: (partner row, {cell key: its partner's ns per op beside each sample})."""
     os.makedirs(path, exist_ok=True)
     summary, samples = [], []
     for (cc, strategy, workload, size), xs in cells.items():
@@ -29,8 +31,9 @@ def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2"
                     "median_ns_per_op": iv.estimate, "min_ns_per_op": min(xs),
                     "ci_low_ns": iv.low, "ci_high_ns": iv.high, "cv": stats.cv(xs)})
         summary.append([row[c] for c in schema.SUMMARY_COLS])
+        beside = partners[1][(cc, strategy, workload, size)] if partners else None
         for i, x in enumerate(xs):
-            samples.append(key + [i, 1, x, x, i + 1])
+            samples.append(key + [i, 1, x, x, i + 1] + (["", "", partners[0], 1, beside[i]] if beside else []))
     write_lines(path, summary, samples)
     strategies = []
     for k in cells:

@@ -198,7 +198,7 @@ class Gate(unittest.TestCase):
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         moved = [line.strip() for line in p.stdout.splitlines() if line.strip().startswith("moved:")]
         self.assertEqual(len(moved), 1, p.stdout)
-        self.assertRegex(moved[0], r"^moved: gcc pool list_dupe 1810: 5\.\d+ -> 6\.\d+ \(\+2\d\.\d%")
+        self.assertRegex(moved[0], r"^moved: gcc pool list_dupe 1810: 5\.\d+ -> 6\.\d+ of monotonic \(\+2\d\.\d%")
         self.assertIn("1 of 36 cells moved beyond the noise.", p.stdout)
         self.assertIn("1 cell(s) moved against", p.stderr)
         self.assertIn("## Gate: B against A", md)
@@ -237,35 +237,44 @@ class Gate(unittest.TestCase):
         sys.path.insert(0, os.path.join(HERE, "..", ".."))
         from runner import gate, stats
 
-        def change(strategy, threads, log_change, half=0.01):
-            e = math.exp(log_change)
-            return gate.Change(("gcc", strategy, "w", 1, threads, 0.0), 1.0, e,
+        def change(strategy, threads, log_change, se):
+            e, half = math.exp(log_change), 1.96 * se
+            return gate.Change(("gcc", strategy, "w", 1, threads, 0.0), "monotonic", 1.0, e,
                                stats.Interval(e, math.exp(log_change - half), math.exp(log_change + half), 8, True))
-        # three control cells whose intervals reach 2%, 3% and 4% from none: the noise is 3%
-        control = [change("control", 1, x) for x in (-0.01, 0.02, 0.03)]
-        for n in (1, 30):  # however many cells moved by 8%, the bar stays where the control puts it
-            moved = [change("pool", 1, 0.08) for _ in range(n)]
-            noise = gate.judge(control + moved, 0.02, "control")
-            self.assertAlmostEqual(noise["one thread"], math.expm1(0.03))
+        # twelve control cells of z -1 and +1: the runs differ 1.48 times more than their intervals say
+        control = [change("control", 1, x, 0.01) for x in (-0.01, 0.01) * 6]
+        k = 1.4826
+        for n in (1, 30):  # however many cells moved by 8% (z 8 / k = 5.4), k stays where the control puts it
+            moved = [change("pool", 1, 0.08, 0.01) for _ in range(n)]
+            verdict = gate.judge(control + moved, 0.02, "control")
+            self.assertAlmostEqual(verdict.k["one thread"], k)
             self.assertTrue(all(c.moved for c in moved))
             self.assertFalse(any(c.moved for c in control))
-        # a kind without control cells is judged with the other kinds' control cells
-        several = change("pool", 2, 0.035)
-        noise = gate.judge(control + [several], 0.02, "control")
-        self.assertEqual(noise["several threads"], noise["one thread"])
-        self.assertFalse(several.moved)  # its interval [2.5%, 4.5%] reaches into the noise
-        # with FEW control cells of a kind, the noise is their spread around none, and a change
-        # beyond it moves when its interval is beyond the margin
-        many = [change("control", 1, x, half=0.001) for x in (-0.01, 0.01) * (gate.FEW // 2)]
-        cells = [change("pool", 1, x, half=0.03) for x in (0.05, 0.07, -0.07)] + [change("pool", 1, 0.09, half=0.08)]
-        noise = gate.judge(many + cells, 0.02, "control")
-        self.assertAlmostEqual(noise["one thread"], math.expm1(gate.NOISE_SDS * 1.4826 * 0.01))
-        # 5% is within the noise (5.9%); the last one's interval [+1%, +17%] holds the margin
-        self.assertEqual([c.moved for c in cells], [False, True, True, False])
-        # no control row: the margin alone
-        lone = [change("pool", 1, 0.04)]
-        self.assertEqual(gate.judge(lone, 0.02, "control"), {"one thread": 0.0})
-        self.assertTrue(lone[0].moved)
+        # 6% at a standard error of 2% (z 3 / k = 2.0): no cell alone; a strategy whose 8 cells all
+        # moved so has a median z of 2.0 x sqrt(8) / 1.2533 = 4.6 and moved as a whole, with each of
+        # them; 6 such cells (4.0 - a little) are not enough
+        for n, whole in ((8, True), (6, False)):
+            cells = [change("system", 1, 0.06, 0.02) for _ in range(n)]
+            verdict = gate.judge(control + cells, 0.02, "control")
+            self.assertEqual([c.moved for c in cells], [whole] * n)
+            self.assertEqual([w[0] for w in verdict.wholes], ["system"] if whole else [])
+        # a cell whose own interval is narrow by chance is judged at its row's usual error
+        narrow = [change("pool", 1, 0.03, 0.02) for _ in range(4)] + [change("pool", 1, 0.03, 0.001)]
+        gate.judge(control + narrow, 0.02, "control")
+        self.assertFalse(any(c.moved for c in narrow))
+        # a change within the margin never moves, whatever its z
+        small = change("pool", 1, 0.015, 0.0001)
+        gate.judge(control + [small], 0.02, "control")
+        self.assertFalse(small.moved)
+        # a kind without FEW control cells takes k from every control cell
+        several = change("pool", 2, 0.035, 0.005)
+        verdict = gate.judge(control + [several], 0.02, "control")
+        self.assertEqual(verdict.k["several threads"], verdict.k["one thread"])
+        self.assertFalse(several.moved)  # z 7 / 1.48 = 4.7, short of 5
+        # fewer than FEW control cells: the intervals are taken at their word (k 1)
+        verdict = gate.judge(control[:3] + [several], 0.02, "control")
+        self.assertEqual(verdict.k, {"one thread": 1.0, "several threads": 1.0})
+        self.assertTrue(several.moved)
 
 
 class GateNoise(unittest.TestCase):
@@ -325,6 +334,73 @@ class GateNoise(unittest.TestCase):
             for seed in range(1, 6):
                 p = self.gate(seed=seed, **quick)
                 self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+
+class GateThroughThePartner(unittest.TestCase):
+    """Cells timed beside a partner are judged on their time over the
+    partner's: a baseline cell that read slower in one run's processes moves
+    itself, not every other cell of its block."""
+
+    def runs(self, tmp, base_drift=1.0, slower=None, other_seed=False):
+        """Two paired runs of LEVEL's rows at list_dupe and thrash_pool 1810, 8
+        visits each; every process of B's machine 1.3x slower and a few % off on
+        both sides; in B, monotonic's list_dupe cell base_drift times slower
+        than its partner, and `slower` rows slower in every cell."""
+        rng = random.Random(5)
+        folders = []
+        for run in ("a", "b"):
+            cells, beside = {}, {}
+            for w in ("list_dupe", "thrash_pool"):
+                for s, v in LEVEL.items():
+                    k = ("gcc", s, w, 1810)
+                    own = [math.exp(rng.gauss(0, 0.06)) * (1.3 if run == "b" else 1.0) for _ in range(8)]
+                    worse = 1.0 if run == "a" else (base_drift if (s, w) == ("monotonic", "list_dupe") else 1.0) * \
+                        (slower or {}).get(s, 1.0)
+                    cells[k] = [f * v * worse * math.exp(rng.gauss(0, 0.005)) for f in own]
+                    beside[k] = [f * 20.0 * math.exp(rng.gauss(0, 0.005)) for f in own]
+            folders.append(syn.write_run(os.path.join(tmp, run), cells, ["gcc"], baseline="monotonic", meta=CONTROL,
+                                         partners=("minimal", beside)))
+        if other_seed:  # B's cells did other work: summary.csv's inputs differ
+            path = os.path.join(folders[1], "summary.csv")
+            with open(path) as f:
+                text = f.read().splitlines()
+            col = text[0].split(",").index("inputs")
+            with open(path, "w") as f:
+                f.write("\n".join([text[0]] + [",".join(v if i != col else "%016x" % 0xfeed
+                                                         for i, v in enumerate(line.split(",")))
+                                               for line in text[1:]]) + "\n")
+        return compare(["--base", folders[0], folders[1], "--out", os.path.join(tmp, "cmp")])
+
+    def moved(self, p):
+        return [line.strip() for line in p.stdout.splitlines() if line.strip().startswith("moved:")]
+
+    def test_the_same_code_passes_though_each_process_differs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = self.runs(tmp)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("0 of 8 cells moved beyond the noise.", p.stdout)
+        self.assertIn("Judged on each cell's time over its partner's beside it (minimal;", p.stdout)
+
+    def test_runs_of_other_work_are_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = self.runs(tmp)
+            self.assertNotIn("The work differs", p.stdout)
+            p = self.runs(tmp + "/x", other_seed=True)
+        self.assertIn("The work differs between the runs in 8 of 8 cells", p.stdout)
+
+    def test_a_slower_baseline_cell_moves_itself_alone(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = self.runs(tmp, base_drift=1.1)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(len(self.moved(p)), 1, p.stdout)
+        self.assertRegex(self.moved(p)[0], r"^moved: gcc monotonic list_dupe 1810: 0\.5\d* -> 0\.5\d* of minimal \(\+")
+
+    def test_a_strategy_ten_percent_slower_moves_in_every_cell(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = self.runs(tmp, slower={"system": 1.1})
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(sorted(m.split()[2] + " " + m.split()[3] for m in self.moved(p)),
+                         ["system list_dupe", "system thrash_pool"], p.stdout)
 
 
 class GateOnABrokenRun(unittest.TestCase):
