@@ -189,7 +189,8 @@ def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, stag
                                            marks=marks, groups=groups, facts=facts)
     write_atomic(os.path.join(out_dir, "tables.txt"), text, staged)
     write_atomic(os.path.join(out_dir, "tables.md"), f"# allocmark run {run_id}\n\n" +
-                 "".join(f"- {line}\n" for line in head) + "\n" +
+                 "".join(textwrap.fill(line, tables.WIDTH, initial_indent="- ", subsequent_indent="  ") + "\n"
+                         for line in head) + "\n" +
                  table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=True, marks=marks,
                             groups=groups, facts=facts),
                  staged)

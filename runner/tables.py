@@ -418,19 +418,43 @@ def render_text(tables, width=160, legend_once=False):
     return "\n".join(out)
 
 
-def render_markdown(tables, legend_once=False):
+def _md_cell(text):
+    # a lone ~ can start strikethrough in some Markdown renderers
+    return text.replace("~", "\\~")
+
+
+def render_markdown(tables, legend_once=False, width=WIDTH):
+    """Markdown tables, split like render_text into parts whose lines fit
+    width (each part a table of its own, keeping column 0), legends wrapped."""
     out = []
     for t, legend in zip(tables, _legends(tables, legend_once)):
         out.append(f"### {t['title']}")
         out.append("")
         align = t.get("align") or "r" * len(t["header"])
-        out.append("| " + " | ".join(t["header"]) + " |")
-        out.append("|" + "|".join(":---" if a == "l" else "---:" for a in align) + "|")
-        for r in t["lines"]:
-            # a lone ~ can start strikethrough in some Markdown renderers
-            out.append("| " + " | ".join(c.replace("~", "\\~") for c in r) + " |")
-        out.append("")
+        cells = [[_md_cell(c) for c in r] for r in t["lines"]]
+        parts = _chunks_by(t["header"], cells, width)[0] if width else [list(range(len(t["header"])))]
+        for b in parts:
+            out.append("| " + " | ".join(t["header"][i] for i in b) + " |")
+            out.append("|" + "|".join(":---" if align[i] == "l" else "---:" for i in b) + "|")
+            for r in cells:
+                out.append("| " + " | ".join(r[i] for i in b) + " |")
+            out.append("")
         if legend:
-            out.append(legend + ".")
+            out.append(textwrap.fill(legend + ".", width, break_on_hyphens=False) if width else legend + ".")
             out.append("")
     return "\n".join(out)
+
+
+def _chunks_by(header, lines, width):
+    """_chunks for Markdown lines: a column's longest text w takes w + 3 ("| "
+    before it, a space after), at least the 5 of its "---:|", the line 1 more."""
+    widths = [max(len(header[i]), 2, *(len(r[i]) for r in lines)) + 3 for i in range(len(header))]
+    parts, cur, used = [], [0], widths[0] + 1
+    for i in range(1, len(header)):
+        if len(cur) > 1 and used + widths[i] > width:
+            parts.append(cur)
+            cur, used = [0], widths[0] + 1
+        cur.append(i)
+        used += widths[i]
+    parts.append(cur)
+    return parts, widths

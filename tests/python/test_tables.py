@@ -129,6 +129,21 @@ class Render(unittest.TestCase):
         self.assertIn("\\~1.05 [0.98, 1.12]", md)
         self.assertEqual(md.count("~ = not marked"), 1)
 
+    def test_a_wide_markdown_table_is_split_into_tables_that_fit_and_repeat_the_first_column(self):
+        names = [f"strategy-number-{i}" for i in range(12)]
+        wide = [{"title": "wide", "header": ["threads / param"] + [f"{n}/system" for n in names],
+                 "lines": [["1 / 0"] + ["~1.02 [0.95, 1.09]?"] * 12, ["2 / 0"] + ["0.88 [0.82, 0.96]"] * 12],
+                 "legend": "a legend long enough to wrap " * 10}]
+        md = tables.render_markdown(wide)
+        lines = md.splitlines()
+        self.assertEqual([line for line in lines if len(line) > tables.WIDTH], [])
+        heads = [line for line in lines if line.startswith("| threads / param |")]
+        self.assertGreater(len(heads), 2)
+        # every column is in exactly one part, and each part's lines have its columns
+        self.assertEqual(sum(h.count("/system") for h in heads), 12)
+        self.assertEqual(md.count("\\~1.02 [0.95, 1.09]?"), 12)
+        self.assertEqual(len(tables.render_markdown(wide, width=None).splitlines()[2].split(" | ")), 13)
+
 
 if __name__ == "__main__":
     unittest.main()
