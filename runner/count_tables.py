@@ -15,7 +15,11 @@ COUNT_MARGIN = 0.01
 def legend(meta):
     caches = ", ".join(f"{k} {v}" for k, v in sorted((meta.get("caches") or {}).items()))
     return (f"Counted under {meta.get('tool', 'valgrind')} callgrind (inside run_sample), caches "
-            f"(size,ways,line) {caches}, address-space randomization off, {meta.get('reps')} repetition(s) "
+            f"(size,ways,line) {caches}, address-space randomization off, "
+            + (f"the clock-driven return of memory of jemalloc and mimalloc off ("
+               + " ".join(f"{k}={v}" for k, v in sorted(meta["environment"].items())) + "), "
+               if meta.get("environment") else "")
+            + f"{meta.get('reps')} repetition(s) "
             f"a sample, seed {meta.get('seed')}: "
             f"one warmed-up sample, per operation. {meta.get('formula', '')}. x base = est cycles over the "
             f"baseline {meta.get('baseline')}'s in the same block (exact: no interval).")

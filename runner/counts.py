@@ -45,7 +45,13 @@ NOT_COUNTED = "not counted"
 # run by one short name (a link in its own folder) with a fixed environment,
 # whatever the paths and variables of the machine and of make.
 CELL_NAME = "cell"
-CELL_ENV = (("LC_ALL", "C"),)
+# jemalloc and mimalloc hand unused memory back to the OS after a delay read
+# from the clock (jemalloc's decay, 10 s; mimalloc's decommit, 25 and 500 ms),
+# so how much of that work a cell does depends on how fast it ran, and under
+# valgrind a cell runs some fifty times slower than timed. A count turns those
+# returns off: the work counted is the allocator's own, the same every run.
+CLOCK_FREE = (("MALLOC_CONF", "dirty_decay_ms:-1,muzzy_decay_ms:-1"), ("MIMALLOC_ALLOW_DECOMMIT", "0"))
+CELL_ENV = (("LC_ALL", "C"),) + CLOCK_FREE
 
 
 class CountError(Exception):
@@ -178,7 +184,8 @@ def run_seed(cfg, seed_given):
 
 def settings(cfg, seed, version):
     """counts.json without the shard: what two count runs must share to be compared or merged."""
-    return {"tool": version, "caches": dict(CACHES), "aslr": "off", "formula": FORMULA, "reps": REPS,
+    return {"tool": version, "caches": dict(CACHES), "aslr": "off", "environment": dict(CLOCK_FREE),
+            "formula": FORMULA, "reps": REPS,
             "seed": seed, "baseline": cfg.baseline, "strategies": list(cfg.order),
             "workloads": list(cfg.workloads), "quick": cfg.quick,
             "sizes": cfg.sizes if isinstance(cfg.sizes, str) else list(cfg.sizes),

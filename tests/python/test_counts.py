@@ -15,10 +15,12 @@ operation under valgrind's callgrind.
   (exit 1), one missing cannot be judged (exit 3).
 - The estimated cycles follow iai's formula; the report's list of blocks where
   times and counts point in opposite directions."""
+import argparse
 import csv
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -207,6 +209,40 @@ exit $st
         self.assertIn("holds counts already", p.stderr)
         with open(os.path.join(self.out, "counts.csv")) as f:
             self.assertEqual(f.read(), before)
+
+
+class ClockFree(unittest.TestCase):
+    """A count runs its cell with the clock-driven return of memory of jemalloc
+    and mimalloc turned off, so that their work does not depend on how slowly
+    valgrind runs them: each library reads and accepts those settings."""
+
+    def cell(self, row):
+        exe = os.path.join(BUILD, "bin", f"am-cell-{row}")
+        if not os.path.exists(exe):
+            self.skipTest(f"the {row} row is not built here (its library is not installed)")
+        return exe
+
+    def test_jemalloc_never_decays(self):
+        env = dict(counts.CELL_ENV)
+        env["MALLOC_CONF"] += ",stats_print:true"  # prints the options it runs with at exit
+        p = subprocess.run([self.cell("system-jemalloc"), "--list"], env=env, capture_output=True, text=True,
+                           timeout=60)
+        text = p.stdout + p.stderr
+        self.assertNotIn("Invalid conf", text)
+        self.assertIn("opt.dirty_decay_ms: -1", text)
+        self.assertIn("opt.muzzy_decay_ms: -1", text)
+
+    def test_mimalloc_never_decommits(self):
+        env = dict(counts.CELL_ENV, MIMALLOC_VERBOSE="1")
+        p = subprocess.run([self.cell("system-mimalloc"), "--list"], env=env, capture_output=True, text=True,
+                           timeout=60)
+        self.assertIn("option 'allow_decommit': 0", p.stderr)
+
+    def test_the_settings_are_in_counts_json_and_the_legend(self):
+        meta = counts.settings(argparse.Namespace(baseline="monotonic", order=[], workloads=[], quick=True,
+                                                  sizes=[], compilers=[], listing={}), 1, "valgrind-3.19.0")
+        self.assertEqual(meta["environment"]["MIMALLOC_ALLOW_DECOMMIT"], "0")
+        self.assertIn("MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1", count_tables.legend(meta))
 
 
 class Gate(unittest.TestCase):
