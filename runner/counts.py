@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 from runner import cell_protocol, count_tables, outputs, rundir, schema
-from runner.errors import UsageError
+from runner.errors import RunError, UsageError
 
 REPS = 1          # rounded up by the cell to a multiple of its seeds
 DEFAULT_SEED = 1  # without --seed and without a timed run in the folder: counts are of fixed inputs
@@ -243,6 +243,8 @@ def run(cfg, seed_given=None, shard=None, jobs=None, named=()):
             f.cancel()
     write(cfg.out_dir, entries.values(), meta)
     print(f"wrote {os.path.join(cfg.out_dir, 'counts.csv')}, counts.json and counts.txt")
+    if os.path.exists(os.path.join(cfg.out_dir, "summary.csv")):
+        beside_times(cfg.out_dir)
     if meta["status"] == "interrupted":
         return 130
     if unreadable:
@@ -250,6 +252,18 @@ def run(cfg, seed_given=None, shard=None, jobs=None, named=()):
               "\n  ".join(unreadable), file=sys.stderr)
         return 2
     return 0
+
+
+def beside_times(folder):
+    """The tables of the timed run in folder, rewritten with the counts beside the times."""
+    from runner import regenerate  # regenerate reads counts.csv through this module
+    try:
+        regenerate.regenerate(folder)
+    except RunError as e:
+        print(f"allocmark: the counts are in counts.csv, but the tables of the timed run in '{folder}' were not "
+              f"rewritten with them: {e}", file=sys.stderr)
+        return
+    print(f"rewrote {os.path.join(folder, 'tables.txt')} and tables.md with the counts beside the times")
 
 
 def write(out_dir, entries, meta):

@@ -111,15 +111,15 @@ def _lines(entries, cols):
 
 
 def table_text(done, ratio_list, versus, baseline, order, cpus, markdown, marks=tables.Marks(), groups=None,
-               facts=None):
+               facts=None, counts=None):
     """The tables of a run. done: Measurements in table_order; ratio_list and
     versus: ratio entries to the baseline and to the versus rows; groups:
     aggregate.fastest_groups; facts: the workloads' (cell_protocol.workload_facts),
     which name their extra tables: benchmark lines against a row, the slowdown
-    against param 0."""
+    against param 0; counts: {cell key: counts.csv entry} when the folder has them."""
     summary = [summary_entry(m) for m in done]
     members = {p: g.members for p, g in (groups or {}).items()}
-    t = tables.build(summary, ratio_list, baseline, order, cpus=cpus, marks=marks, groups=members)
+    t = tables.build(summary, ratio_list, baseline, order, cpus=cpus, marks=marks, groups=members, counts=counts)
     shared = {}
     for m in done:
         v = m.result.metrics.get("shared_heap") if m.result else None
@@ -168,10 +168,11 @@ def head_lines(done, control_text, ratio_list=()):
     return out
 
 
-def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, staged=None, facts=None):
+def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, staged=None, facts=None, counts=None):
     """What the data gives: summary.csv, ratios.csv, groups.csv, tables.txt,
     tables.md and matrix.csv; returns the run's closing lines (digest.py). control: the A/A
-    control (row, twin) or None; facts: the workloads' (meta.json "workload_facts")."""
+    control (row, twin) or None; facts: the workloads' (meta.json "workload_facts");
+    counts: the folder's counts ({cell key: counts.csv entry}) for the tables."""
     facts = facts or {}
     summary = [summary_entry(m) for m in done]
     ratio_list = [ratio_entry(r) for r in ratios.of(done)]
@@ -186,13 +187,13 @@ def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, stag
     groups = aggregate.fastest_groups(done, ratios.settings)
     head_text = "\n".join(textwrap.fill(line, tables.WIDTH) for line in head)
     text = head_text + "\n\n" + table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=False,
-                                           marks=marks, groups=groups, facts=facts)
+                                           marks=marks, groups=groups, facts=facts, counts=counts)
     write_atomic(os.path.join(out_dir, "tables.txt"), text, staged)
     write_atomic(os.path.join(out_dir, "tables.md"), f"# allocmark run {run_id}\n\n" +
                  "".join(textwrap.fill(line, tables.WIDTH, initial_indent="- ", subsequent_indent="  ") + "\n"
                          for line in head) + "\n" +
                  table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=True, marks=marks,
-                            groups=groups, facts=facts),
+                            groups=groups, facts=facts, counts=counts),
                  staged)
     write_atomic(os.path.join(out_dir, "groups.csv"), schema.csv_text(schema.GROUP_COLS, group_lines(groups)), staged)
     header, lines = tables.matrix_csv(summary, ratio_list, ratios.baseline, order)

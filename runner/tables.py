@@ -10,7 +10,7 @@ their types (size and threads ints, param and figures floats, None where empty).
 import collections
 import textwrap
 
-from runner import aggregate
+from runner import aggregate, schema
 from runner.schema import fmt
 
 NOT_SIGNIFICANT = "~"
@@ -159,7 +159,23 @@ def _status_rank(r):
     return 0 if r["status"] == "ok" and r["median_ns_per_op"] is not None else 1 if r["status"] != "skipped" else 2
 
 
-def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), groups=None):
+COUNTS_LEGEND = ("instr/op = instructions per operation under valgrind, cyc/base = its estimated cycles "
+                 "over the baseline's (make count: counts.txt says how; exact, so no interval); - = not counted")
+
+
+def _count_cells(entry, counts, baseline):
+    """The instr/op and cyc/base of a cell from counts ({cell key: counts.csv entry})."""
+    key = schema.key_of(entry)
+    e = counts.get(key)
+    if not e or e.get("status") != "ok" or e.get("instructions_per_op") is None:
+        return ["-", "-"]
+    base = counts.get((key[0], baseline) + key[2:])
+    ratio = e["est_cycles_per_op"] / base["est_cycles_per_op"] \
+        if base and base.get("status") == "ok" and base.get("est_cycles_per_op") else None
+    return [f"{e['instructions_per_op']:.4g}", "-" if ratio is None else f"{ratio:.3f}"]
+
+
+def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), groups=None, counts=None):
     """Tables as dicts {title, header, lines, legend}; lines of strings: one
     table per block (compiler, workload, size, threads, param), a line per
     strategy ranked by median time: its time with interval, its ratio to the
@@ -167,7 +183,10 @@ def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), 
     are lists of typed entries (see the top); strategies orders equal times
     and the blocks' strategies; groups: block -> the strategies of its
     fastest group (aggregate.fastest_groups), marked with IN_GROUP; cpus
-    marks oversubscribed blocks; marks: what the legend says of the marks."""
+    marks oversubscribed blocks; marks: what the legend says of the marks;
+    counts: {cell key: counts.csv entry} of make count, whose figures a block
+    with any counted cell shows beside the times."""
+    counts = counts or {}
     order = list(strategies or [])
     for r in summary:
         if r["strategy"] not in order:
@@ -193,11 +212,16 @@ def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), 
             spread = r.get("process_spread")
             line.append(f"{spread:.1f}%" if ok and spread is not None else "-")
             lines.append(line)
-        header = ["", "strategy", "time/op [95%]"] + ([f"/{baseline} [95%]"] if compared else []) + ["spread"]
+        counted = any(schema.key_of(r) in counts for r in rows)
+        if counted:
+            for line, r in zip(lines, rows):
+                line += _count_cells(r, counts, baseline)
+        header = ["", "strategy", "time/op [95%]"] + ([f"/{baseline} [95%]"] if compared else []) + ["spread"] + \
+            (["instr/op", "cyc/base"] if counted else [])
         over = f" {OVERSUBSCRIBED}" if cpus and threads > cpus else ""
         tables.append({"title": f"{compiler}: {workload} size {size}" + variant_suffix(threads, param) + over,
-                       "header": header, "lines": lines, "align": "llrrr" if compared else "llrr",
-                       "legend": block_legend(baseline, marks, compared) +
+                       "header": header, "lines": lines, "align": "ll" + "r" * (len(header) - 2),
+                       "legend": block_legend(baseline, marks, compared) + ("; " + COUNTS_LEGEND if counted else "") +
                        (f"; {OVERSUBSCRIBED} = more threads than the {cpus} CPUs (oversubscribed)" if over else "")})
     return tables
 

@@ -329,7 +329,27 @@ if __name__ == "__main__":
 
 class Report(unittest.TestCase):
     """The report of a timed run with counts beside it: the Counts section, and
-    the cells where the time and the counts point in opposite directions."""
+    the cells where the time and the counts point in opposite directions; its
+    tables with the counts beside the times."""
+
+    def test_counts_added_to_a_timed_run_reach_its_tables(self):
+        import fake_results
+        with tempfile.TemporaryDirectory() as tmp:
+            fake_results.make(tmp, **fake_results.SMALL)
+            cell = read_rows(os.path.join(tmp, "summary.csv"))[0]
+            key = dict(compiler=cell["compiler"], workload=cell["workload"], size=int(cell["size"]),
+                       threads=int(cell["threads"]), param=float(cell["param"] or 0), status="ok", reason="")
+            with open(os.path.join(tmp, "meta.json")) as f:
+                baseline = json.load(f)["baseline"]
+            entries = [dict(key, strategy=baseline, instructions_per_op=10.0, est_cycles_per_op=10.0),
+                       dict(key, strategy=cell["strategy"], instructions_per_op=20.0, est_cycles_per_op=25.0)]
+            counts.write(tmp, entries, dict(baseline=baseline, reps=1, seed=1, caches={}))
+            counts.beside_times(tmp)
+            with open(os.path.join(tmp, "tables.txt")) as f:
+                text = f.read()
+        self.assertIn("instr/op", text)
+        self.assertIn("cyc/base", text)
+        self.assertEqual([line for line in text.splitlines() if len(line) > 100], [])
 
     def test_counts_section_names_the_split(self):
         import fake_results

@@ -100,6 +100,30 @@ class Build(unittest.TestCase):
         self.assertEqual(lines[0][header.index("minimal/system")], 0.4138)
 
 
+class Counts(unittest.TestCase):
+    """make count's figures beside the times, in the blocks that have counted cells."""
+
+    def test_a_counted_block_has_instructions_and_cycles_over_the_baseline(self):
+        def count(strategy, size, instr, cycles, status="ok"):
+            return {"compiler": "gcc", "strategy": strategy, "workload": "thrash_pool", "size": size, "threads": 1,
+                    "param": 0.0, "status": status, "instructions_per_op": instr, "est_cycles_per_op": cycles}
+        entries = [count("system", 10, 120.0, 200.0), count("minimal", 10, 30.0, 50.0),
+                   count("pool", 10, None, None, "not counted")]
+        counts = {(e["compiler"], e["strategy"], e["workload"], e["size"], e["threads"], e["param"]): e
+                  for e in entries}
+        t = tables.build(SUMMARY, RATIOS, "system", ["system", "pool", "minimal"], counts=counts)
+        small, large = t
+        self.assertEqual(small["header"][-2:], ["instr/op", "cyc/base"])
+        by = {line[1]: line for line in small["lines"]}
+        self.assertEqual(by["minimal"][-2:], ["30", "0.250"])
+        self.assertEqual(by["system"][-2:], ["120", "1.000"])
+        self.assertEqual(by["pool"][-2:], ["-", "-"])
+        self.assertIn("instr/op = instructions per operation", small["legend"])
+        self.assertNotIn("instr/op", large["header"])  # size 1810 has no counted cell
+        self.assertNotIn("instr/op", large["legend"])
+        self.assertEqual(len(small["align"]), len(small["header"]))
+
+
 class Render(unittest.TestCase):
     def setUp(self):
         self.t = tables.build(SUMMARY, RATIOS, "system", ["system", "pool", "minimal"])
