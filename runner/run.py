@@ -1,6 +1,6 @@
 """run.py: one run of a planned matrix (config.RunConfig): creates the run
 folder, visits every cell round after round, rewrites the files every few
-seconds, and at the end writes them whole (or rescues them), then the
+seconds (at most a twentieth of the run's time), and at the end writes them whole (or rescues them), then the
 counting tables and, with several compilers, the cross-compiler tables."""
 import datetime
 import os
@@ -17,6 +17,10 @@ from runner.errors import (EXIT_ALL_FAILED, EXIT_INTERRUPTED, EXIT_NOT_WRITTEN, 
 from runner.progress import Progress, clock
 
 WRITE_EVERY_S = 10.0
+# ... or, once a rewrite of the files takes longer (they grow with the run),
+# this many times its duration, so that rewriting takes at most a twentieth
+# of the run's time
+WRITE_SPACING = 20.0
 # the revisits of unstable blocks take at most this share of the planned
 # visits: on a machine too busy for any block to settle, a run takes at most
 # a quarter longer, and its unstable cells are flagged
@@ -86,6 +90,7 @@ class Writer:
         self.visits = None
         self.cpu_times = environment.cpu_times()
         self.writing = 0.0  # seconds spent rewriting the files during the run
+        self.last_took = 0.0  # seconds the last rewrite took
 
     def meta(self, state):
         m = meta.make_meta(self.cfg, self.static, self.measurements, self.started, state, self.pinner.note,
@@ -96,7 +101,7 @@ class Writer:
 
     def maybe(self):
         t0 = time.monotonic()
-        if t0 - self.last < WRITE_EVERY_S:
+        if t0 - self.last < max(WRITE_EVERY_S, WRITE_SPACING * self.last_took):
             return
         try:
             outputs.write_all(self.cfg.out_dir, self.measurements, self.ratios, self.meta("running"),
@@ -107,7 +112,8 @@ class Writer:
                       file=sys.stderr, flush=True)
             self.error = e
         self.last = time.monotonic()
-        self.writing += self.last - t0
+        self.last_took = self.last - t0
+        self.writing += self.last_took
 
     def last_write(self, state):
         """The files whole at the end; the tables' text."""

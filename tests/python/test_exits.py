@@ -111,6 +111,7 @@ class Exits(unittest.TestCase):
             stack.enter_context(mock.patch.dict(os.environ, clean, clear=True))
             stack.enter_context(mock.patch.object(tempfile, "tempdir", self.rescue))
             stack.enter_context(mock.patch.object(run, "WRITE_EVERY_S", write_every))
+            stack.enter_context(mock.patch.object(run, "WRITE_SPACING", 0.0))
             stack.enter_context(mock.patch.object(outputs, "open", disk, create=True))
             stack.enter_context(mock.patch.object(run.Launcher, "run", start))
             stack.enter_context(mock.patch.object(meta, "static_meta", static))
