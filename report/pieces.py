@@ -98,8 +98,10 @@ class Pieces:
             out.append('<p class="muted plots">More plots, as files: ' + " · ".join(links) + "</p>")
         return "\n".join(out)
 
-    def ratio_cell(self, row, against=None, attrs=""):
-        """A coloured table cell: ratio, its interval, and a glyph that survives black and white."""
+    def ratio_cell(self, row, against=None, attrs="", tip=True):
+        """A coloured table cell: ratio, its interval, and a glyph that survives black and white;
+        tip: a title that names the two rows (a block's table, whose rows and baseline
+        its header names, leaves it out: a default run's report is megabytes of them)."""
         run = self.run
         against = against or run.baseline
         if row is None:
@@ -122,8 +124,9 @@ class Pieces:
             cls, mark, note = "same", "≈ ", "no difference shown"
         interval = f"<small>{fmt_ratio(lo)}–{fmt_ratio(hi)}</small>" if lo is not None and hi is not None else ""
         unstable = against == run.baseline and (run.ratio_of.get(schema.key_of(row)) or {}).get("unstable")
-        tip = f"{row['strategy']} / {against}: {note}" + ("; unstable: its interval is too wide" if unstable else "")
-        return (f'<td class="ratio {cls}" title="{esc(tip, quote=True)}"{attrs}>{mark}'
+        text = f"{row['strategy']} / {against}: {note}" + ("; unstable: its interval is too wide" if unstable else "")
+        title = f' title="{esc(text, quote=True)}"' if tip else ""
+        return (f'<td class="ratio {cls}"{title}{attrs}>{mark}'
                 f'<span class="r">{fmt_ratio(ratio)}×{"?" if unstable else ""}</span>{interval}</td>')
 
     def time_cell(self, row, attrs=""):
@@ -166,7 +169,7 @@ class Pieces:
                                  f'failed: {esc(reason)}</td>')
                     continue
                 cells.append(self.time_cell(row, attrs))
-                cells.append(self.ratio_cell(row, attrs=attrs))
+                cells.append(self.ratio_cell(row, attrs=attrs, tip=False))
             tag = ' <span class="pill">reference</span>' if s in results.REFERENCE_ROWS else ""
             rows.append(f'<tr><th class="row" scope="row">{esc(s)}{tag}</th>{"".join(cells)}</tr>')
         return (f'<div class="scroll"><table class="results" id="t-{esc(g.slug())}">'
