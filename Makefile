@@ -376,7 +376,8 @@ allocmark: benchmark and compare allocator strategies (README.md, docs/).
   make bench         run the benchmark matrix into results/<run>/ (docs/bench.md); ends with each
                      workload's fastest group, the full tables in results/<run>/tables.txt
   make count         instructions and simulated cache misses per operation of every one-thread
-                     cell under valgrind, into OUT's counts.csv (docs/bench.md, Counts);
+                     cell under valgrind, into OUT's counts.csv (docs/bench.md, Counts), and
+                     beside the times in OUT's tables when it holds a timed run;
                      SHARD=i/N one part of the matrix; MERGE="a b" OUT=c the parts merged
   make check         the tests under ASan+UBSan, TSan, valgrind and DEBUG=1, detection
                      tests, short fuzzing (docs/check.md)
