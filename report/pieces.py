@@ -142,10 +142,8 @@ class Pieces:
             tip += f"; {fmt_int(row['samples'])} samples"
         if row.get("visits") is not None:
             tip += f" in {fmt_int(row['visits'])} visits"
-        if row.get("unstable"):
-            tip += "; unstable: its visits disagree"
-        return (f'<td class="num t" title="{esc(tip, quote=True)}"{attrs}>{fmt(row["median_ns_per_op"])}'
-                f'{"?" if row.get("unstable") else ""}</td>')
+        # a cell's own spread from process to process is shown (the interval), not marked
+        return f'<td class="num t" title="{esc(tip, quote=True)}"{attrs}>{fmt(row["median_ns_per_op"])}</td>'
 
     def group_table(self, g):
         run = self.run

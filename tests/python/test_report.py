@@ -237,6 +237,31 @@ class ReportOfMarks(unittest.TestCase):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+    def test_a_cells_own_spread_is_shown_not_marked(self):
+        tmp = tempfile.mkdtemp(prefix="am-report-")
+        try:
+            folder = fake_results.make(os.path.join(tmp, "run"), **fake_results.SMALL)
+            summary = read_csv(os.path.join(folder, "summary.csv"))
+            wide = next(r for r in summary if r["status"] == "ok")
+            wide["unstable"] = "1"
+            with open(os.path.join(folder, "summary.csv"), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(summary[0]), lineterminator="\n")
+                w.writeheader()
+                w.writerows(summary)
+            p, page = run_report(folder)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            root, _, _ = htmlcheck.parse(page)
+            times = [td for td in root.find_all("td", data_strategy=wide["strategy"], data_x=wide["size"])
+                     if "t" in td.classes()]
+            self.assertTrue(times)
+            for td in times:  # its interval in the title, as for every cell; no ? and no "unstable"
+                self.assertNotIn("?", td.text())
+                self.assertIn("95% interval", td.attrs["title"])
+                self.assertNotIn("unstable", td.attrs["title"])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 class ReportOfDamagedFolder(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="am-report-bad-")
