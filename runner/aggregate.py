@@ -75,9 +75,15 @@ class Measurement:
         of the row's time per op over its partner's}: what each process says
         of the row against the partner timed beside it, sample by sample."""
         r = self.result
-        ops, pops = r.ops(), r.partner_reps * (r.ops_per_rep or 1)
-        logs = [math.log((ns / ops) / (pn / pops)) for ns, pn in zip(r.samples_ns, r.partner_samples_ns)]
-        return visit_medians(logs, r.sample_rounds)
+        return partner_log_medians(r.samples_ns, r.partner_samples_ns, r.reps, r.partner_reps, r.sample_rounds)
+
+
+def partner_log_medians(samples_ns, partner_ns, reps, partner_reps, rounds):
+    """{round: the median of the log of each sample's time per repetition over
+    its partner's beside it} (the operations of a repetition are the same on
+    both sides)."""
+    logs = [math.log((ns / reps) / (pn / partner_reps)) for ns, pn in zip(samples_ns, partner_ns)]
+    return visit_medians(logs, rounds)
 
 
 def visit_medians(per_op, rounds):

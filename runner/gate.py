@@ -48,8 +48,11 @@ def partner_logs(run, key):
     if not samples or not samples[0].get("partner") or \
             any(s.get("partner_ns") is None or not s["ns"] or not s["partner_ns"] for s in samples):
         return None, {}
-    logs = [math.log((s["ns"] / s["reps"]) / (s["partner_ns"] / s["partner_reps"])) for s in samples]
-    return samples[0]["partner"], aggregate.visit_medians(logs, [s["round"] for s in samples])
+    if len({s["reps"] for s in samples}) != 1 or len({s["partner_reps"] for s in samples}) != 1:
+        return None, {}
+    return samples[0]["partner"], aggregate.partner_log_medians(
+        [s["ns"] for s in samples], [s["partner_ns"] for s in samples], samples[0]["reps"],
+        samples[0]["partner_reps"], [s["round"] for s in samples])
 
 
 def log_ratios(run, key, baseline, partner=None):
