@@ -5,6 +5,7 @@
 #define AM_CELL_LIST_H
 
 #include "cell_json.h"
+#include "count_start.h"
 #include "workload.h"
 
 /* what built this binary, for the run's record */
@@ -52,6 +53,7 @@ static void list_workloads(void) {
     json_open('{');
     json_str("strategy", AM_ROW_NAME);
     json_str("compiler", AM_COMPILER_VERSION);
+    json_u64("count_start", AM_COUNT_START); /* count_start.h */
     json_key("workloads");
     json_open('[');
     for (int i = 0; am_workloads[i]; i++) {

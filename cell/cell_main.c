@@ -24,6 +24,7 @@
 #include "cell_args.h"
 #include "cell_json.h"
 #include "cell_list.h"
+#include "count_start.h"
 #include "partner.h"
 #include "sample.h"
 #include "workload.h"
@@ -329,6 +330,7 @@ static void take_samples(cell *c, side *row, side *partner) {
     c->partner_ns = calloc(a->samples, sizeof *c->partner_ns);
     if (!c->ns || !c->minor_faults || !c->major_faults || !c->partner_ns) { fail(c, "out of memory", 3); return; }
     if (fresh_heap(row) || (c->partner && fresh_heap(partner))) return;
+    am_count_start();
     if (warm_up(row, c->reps) || (c->partner && warm_up(partner, c->partner_reps))) return;
     c->hw = am_hw_counters_open(&c->hw_why);
     for (unsigned s = 0; s < a->samples && !c->finished; s++) {

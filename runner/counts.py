@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-from runner import cell_protocol, count_tables, outputs, rundir, schema
+from runner import cell_protocol, count_tables, outputs, plain_copies, rundir, schema
 from runner.errors import RunError, UsageError
 
 REPS = 1          # rounded up by the cell to a multiple of its seeds
@@ -30,8 +30,14 @@ EVENTS = ("Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw")
 # only inside it leaves out the process's start and its clock probes, whose
 # loops run as long as the clock takes to tick
 SAMPLE_FUNCTION = "run_sample"
-# callgrind writes a file after each call of it: .1 the warm-up, .2 the measured sample
-MEASURED_DUMP = ".2"
+# callgrind writes a file after each call of it that it sees. It simulates
+# from the cell's warm-up on (cell/count_start.h), so .1 is the warm-up and .2
+# the measured sample; a cell built without that request is simulated from its
+# start, and then the aging of a heap (--age) is a call of it too.
+def measured_dump(simulates_from_warm_up, aged):
+    return ".2" if simulates_from_warm_up or not aged else ".3"
+
+
 THREADED = "threaded: valgrind runs one thread at a time"
 # workloads whose work is system calls and page faults, which a counter of instructions cannot see
 UNSEEN = {"mmap_pressure": "its work is page faults and system calls (madvise, mmap), which a counter cannot see",
@@ -51,7 +57,7 @@ CELL_NAME = "cell"
 # valgrind a cell runs some fifty times slower than timed. A count turns those
 # returns off: the work counted is the allocator's own, the same every run.
 CLOCK_FREE = (("MALLOC_CONF", "dirty_decay_ms:-1,muzzy_decay_ms:-1"), ("MIMALLOC_ALLOW_DECOMMIT", "0"))
-CELL_ENV = (("LC_ALL", "C"),) + CLOCK_FREE
+CELL_ENV = (("LC_ALL", "C"), ("LD_LIBRARY_PATH", plain_copies.LIBRARIES)) + CLOCK_FREE
 
 
 class CountError(Exception):
@@ -74,10 +80,12 @@ def valgrind_version():
     return p.stdout.strip()
 
 
-def prefix(out_file):
-    """valgrind's command line before the cell's; setarch -R turns address-space randomization off."""
+def prefix(out_file, from_warm_up):
+    """valgrind's command line before the cell's; setarch -R turns address-space randomization off.
+    from_warm_up: the cell turns callgrind's simulation on at its warm-up (cell/count_start.h)."""
     cmd = [shutil.which("valgrind") or "valgrind", "-q", "--tool=callgrind", "--cache-sim=yes",
            "--toggle-collect=" + SAMPLE_FUNCTION, "--dump-after=" + SAMPLE_FUNCTION, "--callgrind-out-file=" + out_file]
+    cmd += ["--instr-atstart=no"] if from_warm_up else []
     cmd += [f"--{name}={spec}" for name, spec in CACHES]
     setarch = shutil.which("setarch")
     return ([setarch, os.uname().machine, "-R"] if setarch and hasattr(os, "uname") else []) + cmd
@@ -123,14 +131,24 @@ def per_op(events, ops):
             "lld_misses_per_op": (events["DLmr"] + events["DLmw"]) / ops, "est_cycles_per_op": cycles / ops}
 
 
-def count_cell(cell, exe, seed, timeout):
-    """The counts.csv entry of one cell (status ok or failed); CountError for an unreadable output."""
+def cell_folder(folder, exe, libraries):
+    """The folder a counted cell runs in: the cell by its short name, and its libraries' copies."""
+    os.symlink(exe, os.path.join(folder, CELL_NAME))
+    os.symlink(libraries, os.path.join(folder, plain_copies.LIBRARIES))
+
+
+def count_cell(cell, exe, libraries, listing, seed, timeout):
+    """The counts.csv entry of one cell (status ok or failed); CountError for an unreadable output.
+    libraries: the folder of the copies of the libraries it loads (runner/plain_copies.py);
+    listing: its compiler's cells' --list."""
     entry = dict(zip(schema.KEY, cell.key()))
     entry.update(status="ok", reason="")
     with tempfile.TemporaryDirectory(prefix="allocmark-count-") as scratch:
         out_file = os.path.join(scratch, "callgrind.out")
-        os.symlink(exe, os.path.join(scratch, CELL_NAME))
-        cmd = prefix(out_file) + cell_protocol.command("./" + CELL_NAME, cell.workload, cell.size, seed=seed,
+        cell_folder(scratch, exe, libraries)
+        from_warm_up = bool(listing.get("count_start"))
+        aged = any(w["name"] == cell.workload and w.get("age") for w in listing["workloads"])
+        cmd = prefix(out_file, from_warm_up) + cell_protocol.command("./" + CELL_NAME, cell.workload, cell.size, seed=seed,
                                                        param=cell.param, reps=REPS, samples=1, alone=True)
         out, why = cell_protocol.run(cmd, timeout, cwd=scratch, env=dict(CELL_ENV))
         why = why or cell_protocol.check_answer(out)
@@ -138,7 +156,7 @@ def count_cell(cell, exe, seed, timeout):
             entry.update(status="failed" if why or out.get("status") == "failed" else out["status"],
                          reason=why or out.get("reason", ""))
             return entry
-        events = read_events(out_file + MEASURED_DUMP)
+        events = read_events(out_file + measured_dump(from_warm_up, aged))
     reps, ops_per_rep = out["reps"], out.get("ops_per_rep") or 1
     entry.update(reps=reps, ops_per_rep=ops_per_rep, **per_op(events, reps * ops_per_rep))
     return entry
@@ -159,16 +177,6 @@ def shard_cells(cells, shard):
         return ordered
     i, n = shard
     return ordered[i - 1::n]
-
-
-def plain_copy(exe, scratch):
-    """A copy without debug information (valgrind 3.19 cannot read clang 14's), or exe itself."""
-    if not shutil.which("objcopy"):
-        return exe
-    out = os.path.join(scratch, os.path.basename(os.path.dirname(os.path.dirname(exe))) + "-" +
-                       os.path.basename(exe))
-    p = subprocess.run(["objcopy", "--strip-debug", exe, out], capture_output=True)
-    return out if p.returncode == 0 else exe
 
 
 def run_seed(cfg, seed_given):
@@ -225,9 +233,13 @@ def run(cfg, seed_given=None, shard=None, jobs=None, named=()):
             plain = {}
             for c in todo:
                 if (c.compiler, c.strategy) not in plain:
-                    plain[c.compiler, c.strategy] = plain_copy(cfg.cell_exe(c.compiler, c.strategy), scratch)
+                    exe = cfg.cell_exe(c.compiler, c.strategy)
+                    plain[c.compiler, c.strategy] = plain_copies.cell(exe, scratch)
+            libraries = os.path.join(scratch, plain_copies.LIBRARIES)
+            plain_copies.libraries(sorted(set(plain.values())), libraries)
             with concurrent.futures.ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-                futures = {pool.submit(count_cell, c, plain[c.compiler, c.strategy], seed, cfg.timeout): c
+                futures = {pool.submit(count_cell, c, plain[c.compiler, c.strategy], libraries,
+                                       cfg.listing[c.compiler], seed, cfg.timeout): c
                            for c in todo}
                 for f in concurrent.futures.as_completed(futures):
                     c = futures[f]

@@ -19,6 +19,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,7 +28,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_runner import BUILD, COMPILER, ROOT, ensure_cells, run  # noqa: E402
-from runner import compare, count_tables, counts, gate, schema  # noqa: E402
+from runner import compare, count_tables, counts, gate, plain_copies, schema  # noqa: E402
 
 REFERENCE = os.path.join(ROOT, "docs", "reference-counts")
 HAS_VALGRIND = bool(shutil.which("valgrind"))
@@ -149,6 +150,71 @@ class Shards(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(tmp, "half")))
 
 
+@unittest.skipUnless(HAS_VALGRIND, "needs valgrind (tools/need.sh valgrind valgrind)")
+class ValgrindStart(unittest.TestCase):
+    """Most of a count is valgrind's, not the cell's: it simulates the caches
+    from the cell's warm-up on (cell/count_start.h), not through the aging of
+    a heap, and reads no debug information of the cell or its libraries."""
+
+    def setUp(self):
+        ensure_cells("monotonic,minimal")
+        self.exe = os.path.join(BUILD, "bin", "am-cell-monotonic")
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_the_aging_of_a_heap_is_not_simulated(self):
+        listing = json.loads(subprocess.run([self.exe, "--list"], capture_output=True, text=True).stdout)
+        if not listing.get("count_start"):
+            self.skipTest("this build cannot start callgrind's simulation (cell/count_start.h)")
+        aged = [w["name"] for w in listing["workloads"] if w["age"] and not w["threaded"]]
+        self.assertTrue(aged, "a workload that ages its heap")
+        out = os.path.join(self.tmp.name, "callgrind.out")
+        cmd = counts.prefix(out, True) + [self.exe, "--workload", aged[0], "--size", "10", "--reps", "1",
+                                          "--samples", "1", "--alone"]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        dumps = sorted(f for f in os.listdir(self.tmp.name) if f.startswith("callgrind.out."))
+        self.assertEqual(dumps, ["callgrind.out.1", "callgrind.out.2"],
+                         "callgrind saw the warm-up and the measured sample, not the aging")
+        warm_up, measured = (counts.read_events(os.path.join(self.tmp.name, d)) for d in dumps)
+        self.assertEqual(warm_up["Ir"], measured["Ir"], "the same work, one sample each")
+
+    def test_copies_of_the_libraries_differ_in_the_build_id_alone(self):
+        originals = plain_copies.loaded_libraries([self.exe])
+        self.assertIn("libc.so.6", originals)
+        plain_copies.libraries([self.exe], self.tmp.name)
+        for name, path in originals.items():
+            with open(path, "rb") as a, open(os.path.join(self.tmp.name, name), "rb") as b:
+                original, copy = a.read(), b.read()
+            self.assertEqual(len(copy), len(original), name)
+            differ = [i for i, (x, y) in enumerate(zip(original, copy)) if x != y]
+            if differ:
+                self.assertLessEqual(differ[-1] - differ[0], 64, f"{name}: only its build-id differs")
+            note = subprocess.run(["readelf", "-n", os.path.join(self.tmp.name, name)], capture_output=True,
+                                  text=True).stdout
+            for build_id in re.findall(r"Build ID: (\w+)", note):
+                self.assertEqual(set(build_id), {"0"}, name)
+
+    def test_no_debug_information_is_read(self):
+        def considered(cwd, exe, env):
+            p = subprocess.run(["valgrind", "--tool=none", "-v", exe, "--list"], cwd=cwd, env=env,
+                               capture_output=True, text=True, timeout=120)
+            return re.findall(r"Considering (\S+)", p.stderr)
+
+        if len(considered(None, self.exe, None)) < 2:
+            self.skipTest("no detached debug files of the cell's libraries here (libc6-dbg)")
+        folder = os.path.join(self.tmp.name, "cell")
+        os.makedirs(folder)
+        exe = plain_copies.cell(self.exe, self.tmp.name)
+        libraries = os.path.join(self.tmp.name, "libraries")
+        plain_copies.libraries([exe], libraries)
+        counts.cell_folder(folder, exe, libraries)
+        read = considered(folder, "./" + counts.CELL_NAME, dict(counts.CELL_ENV))
+        self.assertLessEqual(len(read), 1, f"only the dynamic loader's, which cannot be copied: {read}")
+
+
 class BadInput(unittest.TestCase):
     def setUp(self):
         ensure_cells("monotonic,minimal")
@@ -187,7 +253,7 @@ class BadInput(unittest.TestCase):
 out=
 for a in "$@"; do case $a in --callgrind-out-file=*) out=${{a#*=}};; esac; done
 {shutil.which('valgrind')} "$@"; st=$?
-case " $* " in *" list_dupe "*) printf 'events: Ir\\nsummary: garbage\\n' > "$out{counts.MEASURED_DUMP}";; esac
+case " $* " in *" list_dupe "*) printf 'events: Ir\\nsummary: garbage\\n' > "$out{counts.measured_dump(True, False)}";; esac
 exit $st
 """)
         os.chmod(os.path.join(fake, "valgrind"), 0o755)
