@@ -12,7 +12,7 @@ meta.json "workload_facts")."""
 
 VIRTUAL = "@virtual"  # a row reached through a table of function pointers
 NOT_CANDIDATES = {"minimal", "control"}  # a bound and the A/A control are no one's choice
-REFERENCE = "system"
+AGAINST = "system"
 
 # what the study found along each dimension, in the order of the report
 STUDY = {
@@ -62,7 +62,7 @@ def winner(medians):
     return s, m
 
 
-def ratio(medians, a, b=REFERENCE):
+def ratio(medians, a, b=AGAINST):
     return medians[a] / medians[b] if a in medians and b in medians and medians[b] else None
 
 
@@ -81,7 +81,7 @@ def findings(summary, facts):
                 continue
             medians = dict(points[p])
             if p[1].endswith("_drop"):
-                medians[REFERENCE] = twins.get((p[0], p[1][:-len("_drop")]) + p[2:], {}).get(REFERENCE)
+                medians[AGAINST] = twins.get((p[0], p[1][:-len("_drop")]) + p[2:], {}).get(AGAINST)
             lines.append({"dimension": dim, "point": p, "winner": w[0], "median": w[1],
                           "winner_vs_system": ratio(medians, w[0]),
                           "monotonic_vs_system": ratio(medians, "monotonic")})

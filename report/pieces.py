@@ -168,7 +168,7 @@ class Pieces:
                     continue
                 cells.append(self.time_cell(row, attrs))
                 cells.append(self.ratio_cell(row, attrs=attrs, tip=False))
-            tag = ' <span class="pill">reference</span>' if s in results.REFERENCE_ROWS else ""
+            tag = ' <span class="pill">floor</span>' if s in results.FLOOR_ROWS else ""
             rows.append(f'<tr><th class="row" scope="row">{esc(s)}{tag}</th>{"".join(cells)}</tr>')
         return (f'<div class="scroll"><table class="results" id="t-{esc(g.slug())}">'
                 f'<caption>Median time per operation (ns) and ratio to {esc(run.baseline)}, with the ratio\'s 95% '

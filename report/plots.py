@@ -304,7 +304,7 @@ class Plotter:
 
 
 def make_plots(run, quiet=False):
-    """Draws every plot of a loaded Run; returns and writes the manifest (plots/index.json)."""
+    """Draws every plot of a loaded run (results.Run); returns and writes the manifest (plots/index.json)."""
     out = os.path.join(run.folder, "plots")
     manifest = {"status": "skipped", "reason": "", "plots": [], "failed": []}
     gnuplot, reason = find_gnuplot()

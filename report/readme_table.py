@@ -35,8 +35,8 @@ WORKLOADS = ("thrash_pool_map_list_unaligned", "thrash_pool_sort_list_int", "lis
 COLUMNS = (("system", "glibc"), ("system-jemalloc", "jemalloc"), ("system-tcmalloc", "tcmalloc"),
            ("system-mimalloc", "mimalloc"), ("monotonic", "`monotonic`"),
            ("pool", "`pool` (Boost `pool_allocator`)"), ("minimal", "`minimal` (bump, LIFO reuse)"))
-# not candidates for "fastest of the others": the malloc libraries, minimal (a
-# reference) and the A/A control (a second build of the baseline)
+# not candidates for "fastest of the others": the malloc libraries, minimal (the
+# floor) and the A/A control (a second build of the baseline)
 NOT_OTHERS = ("system", "minimal", "control")
 
 

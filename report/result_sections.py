@@ -17,18 +17,18 @@ class ResultSections:
         base = run.baseline
         has_system = any(r["strategy"] == "system" for r in run.summary)
         two = has_system and base != "system"
-        bounds = [b for b in sorted(results.REFERENCE_ROWS) if b in run.strategies]
+        bounds = [b for b in sorted(results.FLOOR_ROWS) if b in run.strategies]
         control = (run.meta.get("control") or {}).get("row")  # the A/A control is no one's choice
         head = ["workload", "compiler", "at", "fastest group", "ns/op (fastest)"]
         head.append("vs system" + ("" if two or not has_system else " (baseline)") if has_system else f"vs {base}")
         if two:
             head.append(f"vs {base} (baseline)")
-        head += [f"{b} ns/op (reference)" for b in bounds]
+        head += [f"{b} ns/op (floor)" for b in bounds]
         rows = []
         for g in groups:
             x = g.largest_x()
             cands = [g.cell[(s, x)] for s in g.strategies
-                     if (s, x) in g.cell and run.ok(g.cell[(s, x)]) and s not in results.REFERENCE_ROWS
+                     if (s, x) in g.cell and run.ok(g.cell[(s, x)]) and s not in results.FLOOR_ROWS
                      and s != control]
             name = g.workload + (f" ({g.label})" if g.label else "")
             link = f'<a href="#w-{esc(slug(g.workload))}">{esc(name)}</a>'
@@ -65,7 +65,7 @@ class ResultSections:
                 f'plot and tables.txt mark it), and the fastest one\'s median time per operation relative to '
                 f'<code>system</code> and to the baseline (<code>{esc(base)}</code>). The medians alone would '
                 f'name one winner where the run cannot tell several apart.' +
-                (f' Reference rows ({esc(", ".join(bounds))}: the least allocator work, not a bound of time) '
+                (f' Floor rows ({esc(", ".join(bounds))}: the least allocator work, not a bound of time) '
                  f'are also shown apart.' if bounds else "") +
                 f'</p>{self.legend()}<div class="scroll"><table id="summary-table">'
                 f'<thead><tr>{"".join(f"<th>{esc(h)}</th>" for h in head)}</tr></thead>'

@@ -13,8 +13,8 @@ from runner.errors import RunError
 from runner.schema import fmt
 
 ROOT = catalog.ROOT
-# rows that are a reference (the least allocator work), not an allocator a program would use
-REFERENCE_ROWS = {"minimal"}
+# floor rows: the least allocator work, not an allocator a program would use
+FLOOR_ROWS = {"minimal"}
 AXES = ("size", "threads", "param")
 
 

@@ -1,7 +1,7 @@
 """aggregate.py: from a cell's samples to its figures: what is known of a cell
 (Measurement), its summary (median over its visits, interval, spread, the
 counts of its -stats run, unstable or not) and the ratios of each strategy
-to a reference row, paired by round. Pure computation on numbers already
+to the row it is compared against, paired by round. Pure computation on numbers already
 measured: the runner calls it during a run, regenerate.py on the samples.csv
 of a finished one. The statistics themselves are stats.py's."""
 import dataclasses
@@ -157,7 +157,7 @@ def finalize(measurements, settings=Settings()):
 
 
 class Ratio:
-    """A strategy's cell over a reference row's cell at the same point: the
+    """A strategy's cell over the cell of the row it is compared against at the same point: the
     paired estimate and interval, how many rounds paired, whether it is
     marked as a difference and whether it is unstable (undecided: its
     interval too wide to say what the margin asks, stats.is_undecided)."""

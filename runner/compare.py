@@ -32,7 +32,7 @@ from runner.errors import RunError, UsageError  # noqa: E402
 EXIT_UNJUDGED = 3  # with --base: a run cannot be judged
 
 CSV_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "run", "label", "status",
-            "median_ns_per_op", "reference", "ratio", "ci_low", "ci_high", "significant"]
+            "median_ns_per_op", "base", "ratio", "ci_low", "ci_high", "significant"]
 
 
 def legend(margin):
@@ -101,33 +101,33 @@ def _order(runs):
 
 
 def compare(runs, margin=aggregate.Settings.margin):
-    """(csv lines, tables, mismatch lines) for loaded runs; the first is the reference."""
+    """(csv lines, tables, mismatch lines) for loaded runs; the first (A) is the base."""
     labels = run_labels(runs)
     ids = letters(len(runs))
-    rows, groups, mismatches = [], {}, []
+    records, groups, mismatches = [], {}, []
     for k in _order(runs):
         compiler, strategy, workload, size, threads, param = k
-        ref = runs[0]
-        ref_visits = list(aggregate.visits_in(ref, k).values())
-        ref_ok = rundir.median_of(ref.by_key.get(k)) is not None and ref_visits
+        base = runs[0]
+        base_visits = list(aggregate.visits_in(base, k).values())
+        base_ok = rundir.median_of(base.by_key.get(k)) is not None and base_visits
         line, ratio_cells = [strategy, schema.fmt(size)], []
         for i, r in enumerate(runs):
-            row = r.by_key.get(k)
-            med = rundir.median_of(row)
-            status = "missing" if row is None else row.get("status") or "?"
-            line.append("-" if row is None else tables.format_time(med) if med is not None
+            entry = r.by_key.get(k)
+            med = rundir.median_of(entry)
+            status = "missing" if entry is None else entry.get("status") or "?"
+            line.append("-" if entry is None else tables.format_time(med) if med is not None
                         else "n/a" if status == "skipped" else "failed")
             ratio = lo = hi = sig = None
             if i > 0:
                 xs = list(aggregate.visits_in(r, k).values())
-                if med is not None and xs and ref_ok:
-                    iv = stats.unpaired_ratio(xs, ref_visits)
+                if med is not None and xs and base_ok:
+                    iv = stats.unpaired_ratio(xs, base_visits)
                     ratio, lo, hi, sig = iv.estimate, iv.low, iv.high, stats.is_difference(iv, margin)
                     ratio_cells.append(tables.format_ratio(ratio, lo, hi, sig))
                 else:
                     ratio_cells.append("-")
             text = r.figure_text(k, "median_ns_per_op") if med is not None else None
-            rows.append(list(k) + [ids[i], f"{labels[i]} {compiler_text(r, compiler)}", status, text,
+            records.append(list(k) + [ids[i], f"{labels[i]} {compiler_text(r, compiler)}", status, text,
                                    ids[0], ratio if i else 1 if med is not None else None, lo, hi, sig])
         groups.setdefault((compiler, workload, threads, param), []).append(line + ratio_cells)
         absent = [ids[i] for i, r in enumerate(runs) if k not in r.by_key]
@@ -142,7 +142,7 @@ def compare(runs, margin=aggregate.Settings.margin):
                                          for i, r in enumerate(runs)] + [f"{x}/{ids[0]}" for x in ids[1:]]
         out.append({"title": f"{compiler}: {workload}" + tables.variant_suffix(threads, param),
                     "header": header, "lines": lines, "legend": legend(margin)})
-    return rows, out, mismatches
+    return records, out, mismatches
 
 
 def runs_block(runs, markdown):
@@ -172,19 +172,19 @@ def count(tally, key, ok):
     tally[key] = (within + ok, n + 1)
 
 
-def agreement(rows, ids):
+def agreement(records, ids):
     """{run id: (cells within WITHIN of A, cells with a median in both, {workload: (within, n)},
     {"one thread" or "several threads": (within, n)})} from the CSV lines; how
     repeatable two runs of one machine were."""
     out = {}
-    for row in rows:
-        run, ratio = row[6], row[11]
+    for record in records:
+        run, ratio = record[6], record[11]
         if run == ids[0] or ratio is None:
             continue
         within, n, per, kind = out.setdefault(run, (0, 0, {}, {}))
         ok = abs(ratio - 1) <= WITHIN
-        count(per, row[2], ok)
-        count(kind, thread_kind(row[4]), ok)
+        count(per, record[2], ok)
+        count(kind, thread_kind(record[4]), ok)
         out[run] = (within + ok, n + 1, per, kind)
     return out
 
@@ -194,7 +194,7 @@ def ratio_agreement(runs, ids, baseline):
     with such a ratio in both, {"one thread" or "several threads": (within, n)})}:
     whether two runs tell the same story, whatever the level of the machine."""
     def ratios(run):
-        med = {k: rundir.median_of(row) for k, row in run.by_key.items()}
+        med = {k: rundir.median_of(entry) for k, entry in run.by_key.items()}
         out = {}
         for k, m in med.items():
             base = med.get((k[0], baseline) + tuple(k[2:]))
@@ -220,9 +220,9 @@ def split_text(kind):
     return "; ".join(f"{k} {a} of {b}" for k, (a, b) in sorted(kind.items()))
 
 
-def agreement_block(rows, ids, markdown, runs=None):
+def agreement_block(records, ids, markdown, runs=None):
     lines = []
-    for run, (within, n, per, kind) in agreement(rows, ids).items():
+    for run, (within, n, per, kind) in agreement(records, ids).items():
         worst = sorted(per.items(), key=lambda kv: kv[1][0] / kv[1][1])[:3]
         split = split_text(kind)
         lines.append(f"{run}: {within} of {n} cells ({100.0 * within / n:.0f}%) have a median within "
@@ -306,8 +306,9 @@ def sections_text(sections, markdown):
 def main(argv=None):
     from runner.cli import margin_arg
     ap = argparse.ArgumentParser(prog="compare.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("runs", nargs="*", metavar="RUN", help="run folders (results/<run-id>); the first is the reference")
-    ap.add_argument("--base", metavar="RUN", help="the base run: the reference, and a gate that exits 1 when a "
+    ap.add_argument("runs", nargs="*", metavar="RUN", help="run folders (results/<run-id>); the first (A) is the base the "
+                                                                  "others are divided by")
+    ap.add_argument("--base", metavar="RUN", help="the base run: A, and a gate that exits 1 when a "
                                                   "cell of another run moved against it beyond the noise, 3 when "
                                                   "another run cannot be judged (cells missing or failed, "
                                                   "interrupted, no cells)")
@@ -344,18 +345,18 @@ def main(argv=None):
         return 2
     gate_text, gate_md = sections_text(sections, False), sections_text(sections, True)
     if timed:
-        rows, tbls, mismatches = compare(runs, args.margin)
+        records, tbls, mismatches = compare(runs, args.margin)
         text = (f"Runs compared (ratios to A):\n{runs_block(runs, False)}\n\n" + tables.render_text(tbls) +
-                agreement_block(rows, ids, False, runs) + mismatch_block(mismatches, False) + gate_text)
+                agreement_block(records, ids, False, runs) + mismatch_block(mismatches, False) + gate_text)
         md = (f"# allocmark: {len(runs)} runs compared\n\nRatios are to A.\n\n{runs_block(runs, True)}\n\n" +
-              tables.render_markdown(tbls) + agreement_block(rows, ids, True, runs) +
+              tables.render_markdown(tbls) + agreement_block(records, ids, True, runs) +
               mismatch_block(mismatches, True) + gate_md)
     else:
         names = "".join(f"  {i}: {p}\n" for i, p in zip(ids, paths))
         text = f"Count runs compared (counts.csv):\n{names}" + gate_text
         md = f"# allocmark: {len(paths)} count runs compared\n\n" + names.replace("  ", "- ") + gate_md
-        rows = []
-    outputs.write_atomic(os.path.join(out_dir, "compare.csv"), schema.csv_text(CSV_COLS, rows))
+        records = []
+    outputs.write_atomic(os.path.join(out_dir, "compare.csv"), schema.csv_text(CSV_COLS, records))
     outputs.write_atomic(os.path.join(out_dir, "compare.txt"), text)
     outputs.write_atomic(os.path.join(out_dir, "compare.md"), md)
     print(text)

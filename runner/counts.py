@@ -288,7 +288,7 @@ def write(out_dir, entries, meta):
 
 def read(folder):
     """(counts.json, counts.csv's entries) of a folder; UsageError when missing or bad."""
-    run = rundir.Run(folder)
+    run = rundir.RunFiles(folder)
     run.files = os.listdir(folder) if os.path.isdir(folder) else []
     if "counts.csv" not in run.files or "counts.json" not in run.files:
         raise UsageError(f"no counts in '{folder}' (counts.csv and counts.json: is it a folder of make count?)")

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """crosscc.py: the cross-compiler tables of a run measured with several
 compilers: for each workload and strategy, a line per size, each compiler's
-median time per op, then each compiler's ratio to the reference compiler (the
+median time per op, then each compiler's ratio to the base compiler (the
 first named) with its interval, from the visits of the two made in the same
 rounds (one block has every compiler's cells). Writes
 compilers.txt, compilers.md and compilers.csv into the run folder; nothing
 when the run has one compiler. It measures nothing.
 
-  runner/crosscc.py RUN [--reference NAME]   (re)writes RUN/compilers.*"""
+  runner/crosscc.py RUN [--base NAME]   (re)writes RUN/compilers.*"""
 import argparse
 import os
 import sys
@@ -18,25 +18,25 @@ if __name__ == "__main__":
 from runner import aggregate, outputs, rundir, schema, stats, tables  # noqa: E402
 from runner.errors import RunError  # noqa: E402
 
-CSV_COLS = ["workload", "strategy", "size", "threads", "param", "compiler", "reference",
+CSV_COLS = ["workload", "strategy", "size", "threads", "param", "compiler", "base",
             "median_ns_per_op", "ratio", "ci_low", "ci_high", "pairs", "significant", "unstable"]
 
 
-def legend(ref, marks):
-    return (f"median time per operation over the visits; ratio = compiler / {ref} (above 1: slower than the "
-            f"{ref} build) from the visits of the two in the same rounds, with its 95% interval; " +
+def legend(base, marks):
+    return (f"median time per operation over the visits; ratio = compiler / {base} (above 1: slower than the "
+            f"{base} build) from the visits of the two in the same rounds, with its 95% interval; " +
             tables.marks_legend(marks))
 
 
-def build(run, compilers=None, reference=None):
+def build(run, compilers=None, base=None):
     """(csv lines, tables for tables.render_*). compilers: order of the columns
-    (default: the run's order); reference: the one ratios divide by (the first)."""
+    (default: the run's order); base: the one ratios divide by (the first)."""
     compilers = list(compilers or run.compiler_names())
-    reference = reference or compilers[0]
-    if reference not in compilers:
-        raise RunError(f"reference compiler '{reference}' is not in the run; "
+    base = base or compilers[0]
+    if base not in compilers:
+        raise RunError(f"base compiler '{base}' is not in the run; "
                        f"it has {', '.join(compilers)}")
-    compilers = [reference] + [c for c in compilers if c != reference]
+    compilers = [base] + [c for c in compilers if c != base]
     others = compilers[1:]
     settings = aggregate.Settings.from_meta(run.meta)
     marks = tables.Marks(settings.margin, settings.unstable_width)
@@ -55,24 +55,24 @@ def build(run, compilers=None, reference=None):
     csv_lines, out = [], []
     for g in sorted(groups, key=order):
         workload, strategy, threads, param = g
-        header = ["size"] + compilers + [f"{c}/{reference}" for c in others]
+        header = ["size"] + compilers + [f"{c}/{base}" for c in others]
         lines = []
         for size in sorted(groups[g]):
             def key(c):
                 return (c, strategy, workload, size, threads, param)
-            ref_med = rundir.median_of(run.by_key.get(key(reference)))
+            base_med = rundir.median_of(run.by_key.get(key(base)))
             line, ratio_cells = [schema.fmt(size)], []
             for c in compilers:
                 entry = run.by_key.get(key(c))
                 med = rundir.median_of(entry)
                 line.append("-" if entry is None else "failed" if med is None else tables.format_time(med))
-                head = [workload, strategy, size, threads, param, c, reference,
+                head = [workload, strategy, size, threads, param, c, base,
                         run.figure_text(key(c), "median_ns_per_op") if med is not None else None]
-                if c == reference:
+                if c == base:
                     csv_lines.append(head + ["1" if med is not None else "", "", "", "", "", ""])
                     continue
-                iv = stats.paired_ratio(aggregate.visits_in(run, key(c)), aggregate.visits_in(run, key(reference)))
-                if med is None or ref_med is None or iv is None:
+                iv = stats.paired_ratio(aggregate.visits_in(run, key(c)), aggregate.visits_in(run, key(base)))
+                if med is None or base_med is None or iv is None:
                     ratio_cells.append("-")
                     csv_lines.append(head + ["", "", "", "", "", ""])
                     continue
@@ -82,7 +82,7 @@ def build(run, compilers=None, reference=None):
                 csv_lines.append(head + [iv.estimate, iv.low, iv.high, iv.n, sig, unstable])
             lines.append(line + ratio_cells)
         out.append({"title": f"{workload}: {strategy}" + tables.variant_suffix(threads, param),
-                    "header": header, "lines": lines, "legend": legend(reference, marks)})
+                    "header": header, "lines": lines, "legend": legend(base, marks)})
     return csv_lines, out
 
 
@@ -96,16 +96,16 @@ def compilers_line(run, compilers):
     return "; ".join(parts)
 
 
-def write(out_dir, compilers=None, reference=None, run=None):
+def write(out_dir, compilers=None, base=None, run=None):
     """Writes the three files when the run has more than one compiler; returns
     the text table, or None when there was nothing to compare."""
     run = run or rundir.load_strict(out_dir)
     names = list(compilers or run.compiler_names())
     if len(names) < 2:
         return None
-    rows, tbls = build(run, names, reference)
-    ref = reference or names[0]
-    names = [ref] + [c for c in names if c != ref]
+    rows, tbls = build(run, names, base)
+    base = base or names[0]
+    names = [base] + [c for c in names if c != base]
     head = f"Compilers of run {run.run_id} ({run.host}): {compilers_line(run, names)}\n\n"
     text = head + tables.render_text(tbls, width=tables.WIDTH, legend_once=True)
     md = f"# allocmark run {run.run_id}: compilers\n\n{head}" + tables.render_markdown(tbls, legend_once=True)
@@ -118,10 +118,10 @@ def write(out_dir, compilers=None, reference=None, run=None):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="crosscc.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", help="run folder (results/<run-id>)")
-    ap.add_argument("--reference", help="compiler the ratios divide by (default: the first the run named)")
+    ap.add_argument("--base", help="compiler the ratios divide by (default: the first the run named)")
     args = ap.parse_args(argv)
     try:
-        text = write(args.run, reference=args.reference)
+        text = write(args.run, base=args.base)
     except RunError as e:
         print(f"crosscc: {e}", file=sys.stderr)
         return 2

@@ -27,7 +27,7 @@ from runner.errors import UsageError  # noqa: E402
 DEFAULT_SIZE = 1810
 MIN_RUNS = 10
 WARMUP = 3
-# calibration: one sample of this many ms with the reference strategy; the
+# calibration: one sample of this many ms with the --strategy row of the first compiler; the
 # process then does calibration + warm-up + sample, about three times that
 CALIBRATE_MS = 50.0
 
@@ -42,7 +42,7 @@ def make_parser():
     ap.add_argument("--size", type=whole_number(1), default=DEFAULT_SIZE, help=f"size ({DEFAULT_SIZE})")
     ap.add_argument("--reps", type=whole_number(1),
                     help=f"repetitions every process does (default: what makes one sample of the "
-                         f"reference strategy last {CALIBRATE_MS:g} ms)")
+                         f"--strategy row of the first compiler last {CALIBRATE_MS:g} ms)")
     ap.add_argument("--runs", type=whole_number(MIN_RUNS), default=MIN_RUNS,
                     help=f"least runs per command (hyperfine --min-runs, at least {MIN_RUNS})")
     ap.add_argument("--strategy", default="system",

@@ -26,7 +26,7 @@ class Problem:
         return f"{self.file}: {self.message}"
 
 
-class Run:
+class RunFiles:
     """Everything read from one run folder; .problems lists what was missing or bad."""
 
     def __init__(self, folder):
@@ -181,7 +181,7 @@ def _read_csv(run, name, missing_message=None, texts=None):
 
 def load(folder):
     """Reads a run folder; never raises for a bad file (see .problems)."""
-    run = Run(folder)
+    run = RunFiles(folder)
     if not os.path.isdir(folder):
         run.problem(folder, "not a folder (give run folders such as results/<run-id>)", missing=True)
         return run

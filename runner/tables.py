@@ -129,8 +129,8 @@ def _cell_text(r):
     return format_time(r["median_ns_per_op"])
 
 
-def _over_note(cpus, rows):
-    if cpus and any(OVERSUBSCRIBED in row[0] for row in rows):
+def _over_note(cpus, lines):
+    if cpus and any(OVERSUBSCRIBED in line[0] for line in lines):
         return f"; {OVERSUBSCRIBED} = more threads than the {cpus} CPUs (oversubscribed)"
     return ""
 
@@ -197,13 +197,13 @@ def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), 
     ratio_at = {_at(r): r for r in ratios}
     groups = groups or {}
     tables = []
-    for key, rows in blocks.items():  # insertion order: the caller's order of cells
+    for key, cells in blocks.items():  # insertion order: the caller's order of cells
         compiler, workload, size, threads, param = key
-        compared = any(r["strategy"] == baseline for r in rows)
-        rows = sorted(rows, key=lambda r: (_status_rank(r), r["median_ns_per_op"] or 0, order.index(r["strategy"])))
+        compared = any(r["strategy"] == baseline for r in cells)
+        cells = sorted(cells, key=lambda r: (_status_rank(r), r["median_ns_per_op"] or 0, order.index(r["strategy"])))
         members = set(groups.get(key, ()))
         lines = []
-        for r in rows:
+        for r in cells:
             ok = _status_rank(r) == 0
             time = time_interval(r) if ok else _cell_text(r)
             line = [IN_GROUP if r["strategy"] in members else "", r["strategy"], time]
@@ -212,9 +212,9 @@ def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), 
             spread = r.get("process_spread")
             line.append(f"{spread:.1f}%" if ok and spread is not None else "-")
             lines.append(line)
-        counted = any(schema.key_of(r) in counts for r in rows)
+        counted = any(schema.key_of(r) in counts for r in cells)
         if counted:
-            for line, r in zip(lines, rows):
+            for line, r in zip(lines, cells):
                 line += _count_cells(r, counts, baseline)
         header = ["", "strategy", "time/op [95%]"] + ([f"/{baseline} [95%]"] if compared else []) + ["spread"] + \
             (["instr/op", "cyc/base"] if counted else [])
@@ -262,7 +262,7 @@ def _ratio_text(q):
 
 
 def build_versus(summary, versus, strategies=None, cpus=None, shared=None, marks=Marks()):
-    """Derived tables: each strategy's time over a reference row's (ratios
+    """Derived tables: each strategy's time over the row it is compared against (ratios
     with baseline = that row), a line per (threads, param) at each size.
     shared: strategy -> True when its cells used one heap from every thread."""
     order = list(strategies or [])
@@ -274,14 +274,14 @@ def build_versus(summary, versus, strategies=None, cpus=None, shared=None, marks
     for r in versus:
         groups.setdefault((r["compiler"], r["workload"], r["size"], r["baseline"]), []).append(r)
     tables = []
-    for (compiler, workload, size, ref), rows in groups.items():
-        present = [s for s in order if any(r["strategy"] == s for r in rows)]
+    for (compiler, workload, size, ref), cells in groups.items():
+        present = [s for s in order if any(r["strategy"] == s for r in cells)]
         # skipped cells of the same run show as n/a
         for (c, w, sz, _, _, s), st in status.items():
             if (c, w, sz) == (compiler, workload, size) and st == "skipped" and s not in present and s != ref:
                 present.append(s)
         by_tp = {}
-        for r in rows:
+        for r in cells:
             by_tp.setdefault(_tp_key(r), {})[r["strategy"]] = r
         for (c, w, sz, t, p, s), st in status.items():
             if (c, w, sz) == (compiler, workload, size) and s != ref:
@@ -291,7 +291,7 @@ def build_versus(summary, versus, strategies=None, cpus=None, shared=None, marks
                 return f"{s}/{ref}"
             return f"{s}/{ref} ({'shared' if shared[s] else 'own heaps'})"
         header = ["threads / param"] + [label(s) for s in present]
-        out_rows = []
+        out_lines = []
         for tp in sorted(by_tp):
             line = [_tp_label(tp[0], tp[1], cpus)]
             for s in present:
@@ -302,13 +302,13 @@ def build_versus(summary, versus, strategies=None, cpus=None, shared=None, marks
                     line.append("n/a" if st and st[0] == "skipped" else "-")
                 else:
                     line.append(_ratio_text(q))
-            out_rows.append(line)
+            out_lines.append(line)
         legend = (f"slowdown against {ref} (time per op / {ref}'s, above 1: slower) from the visits of the two "
                   f"in the same rounds, with its 95% interval; {marks_legend(marks._replace(control=None))}; "
                   f"shared = one heap for every thread, own heaps = a heap per thread; n/a = does not apply" +
-                  _over_note(cpus, out_rows))
+                  _over_note(cpus, out_lines))
         tables.append({"title": f"{compiler}: {workload} against {ref} (size {size})", "header": header,
-                       "lines": out_rows, "legend": legend})
+                       "lines": out_lines, "legend": legend})
     return tables
 
 
@@ -332,12 +332,12 @@ def build_bench_lines(summary, metrics, workload, ref, strategies=None):
             continue
         groups.setdefault((r["compiler"], r["size"], r["threads"], r["param"]), {})[r["strategy"]] = r
     tables = []
-    for (compiler, size, threads, param), rows in groups.items():
-        present = [x for x in order if x in rows] + sorted(x for x in rows if x not in order)
-        base = rows[ref]["median_ns_per_op"] if ref in rows else None
+    for (compiler, size, threads, param), cells in groups.items():
+        present = [x for x in order if x in cells] + sorted(x for x in cells if x not in order)
+        base = cells[ref]["median_ns_per_op"] if ref in cells else None
         out = []
         for name in present:
-            r = rows[name]
+            r = cells[name]
             med, lo, hi = (r[k] for k in ("median_ns_per_op", "ci_low_ns", "ci_high_ns"))
             half = (1e9 / lo - 1e9 / hi) / 2 if lo and hi else None
             m = metrics.get((compiler, name, workload, size, threads, param), {})
@@ -369,12 +369,12 @@ def build_slowdown(summary, metrics, workload, strategies=None):
             continue
         groups.setdefault((r["compiler"], r["size"], r["threads"]), []).append(r)
     tables = []
-    for (compiler, size, threads), rows in groups.items():
-        present = [x for x in order if any(r["strategy"] == x for r in rows)]
-        present += sorted({r["strategy"] for r in rows} - set(present))
-        at = {(r["strategy"], r["param"]): r for r in rows}
+    for (compiler, size, threads), cells in groups.items():
+        present = [x for x in order if any(r["strategy"] == x for r in cells)]
+        present += sorted({r["strategy"] for r in cells} - set(present))
+        at = {(r["strategy"], r["param"]): r for r in cells}
         out = []
-        for param in sorted({r["param"] for r in rows}):
+        for param in sorted({r["param"] for r in cells}):
             line = [f"{param:g}"]
             for name in present:
                 r, r0 = at.get((name, param)), at.get((name, 0.0))

@@ -74,7 +74,7 @@ class TwoRuns(unittest.TestCase):
         self.assertAlmostEqual(float(r["ratio"]), 1.5, places=6)
         self.assertGreater(float(r["ci_low"]), 1.0)
         self.assertEqual(r["significant"], "1")
-        self.assertEqual(r["reference"], "A")
+        self.assertEqual(r["base"], "A")
         same = self.by[("gcc", "system", "1810", "B")]
         self.assertAlmostEqual(float(same["ratio"]), 0.99, places=6)
         self.assertEqual(same["significant"], "0")
@@ -279,7 +279,7 @@ class Gate(unittest.TestCase):
 
 class GateNoise(unittest.TestCase):
     """The gate's bar does not rise with the regression it judges: one strategy
-    or every strategy (but the baseline and the A/A control, the references)
+    or every strategy (but the baseline and the A/A control)
     10% slower fails it; runs of the same code pass it."""
 
     def gate(self, **kw):
@@ -311,7 +311,7 @@ class GateNoise(unittest.TestCase):
 
     def test_a_quick_run_and_a_slower_copy_of_it(self):
         # make bench QUICK=1 ALLOCATORS=system,monotonic WORKLOADS=list_dupe: one block, six visits;
-        # its copy with system made slower, or with every strategy but the references (here also pool),
+        # its copy with system made slower, or with every strategy but the baseline and the A/A control (here also pool),
         # and a second run of the same code
         for rows, slower in ((("monotonic", "system", "control"), ("system",)),
                              (tuple(LEVEL), ("system", "pool"))):

@@ -105,7 +105,7 @@ class Detection(unittest.TestCase):
 
 
 def cells_two_compilers():
-    # clang listed first in meta.json, so it is the reference
+    # clang listed first in meta.json, so it is the base
     return {
         ("clang", "system", "thrash_pool", 10): syn.spread(100.0),
         ("gcc", "system", "thrash_pool", 10): syn.spread(200.0),       # clearly 2x
@@ -131,10 +131,10 @@ class CrossCompilerTables(unittest.TestCase):
 
     def test_csv_columns(self):
         self.assertEqual(self.header, ["workload", "strategy", "size", "threads", "param", "compiler",
-                                       "reference", "median_ns_per_op", "ratio", "ci_low", "ci_high",
+                                       "base", "median_ns_per_op", "ratio", "ci_low", "ci_high",
                                        "pairs", "significant", "unstable"])
         self.assertEqual(len(self.rows), 6)
-        self.assertEqual({r["reference"] for r in self.rows}, {"clang"})
+        self.assertEqual({r["base"] for r in self.rows}, {"clang"})
 
     def test_clear_difference_is_significant(self):
         r = self.by[("system", "10", "gcc")]
@@ -158,7 +158,7 @@ class CrossCompilerTables(unittest.TestCase):
         self.assertIn(" 2.00 [", r10)
         self.assertNotIn("~", r10)
 
-    def test_reference_rows_and_failed_cells(self):
+    def test_base_rows_and_failed_cells(self):
         self.assertEqual(self.by[("system", "10", "clang")]["ratio"], "1")
         self.assertEqual(self.by[("system", "10", "clang")]["ci_low"], "")
         failed = self.by[("minimal", "10", "gcc")]
@@ -173,8 +173,8 @@ class CrossCompilerTables(unittest.TestCase):
         minimal = self.text[self.text.index("== thrash_pool: minimal =="):]
         self.assertIn("failed", minimal.splitlines()[2])
 
-    def test_reference_can_be_chosen(self):
-        rows, _ = crosscc.build(rundir.load(self.folder), reference="gcc")
+    def test_base_can_be_chosen(self):
+        rows, _ = crosscc.build(rundir.load(self.folder), base="gcc")
         r = [x for x in rows if (x[1], x[2], x[5]) == ("system", 10, "clang")][0]
         self.assertEqual(r[6], "gcc")
         self.assertAlmostEqual(float(r[8]), 0.5, places=6)
@@ -208,7 +208,7 @@ class TwoCompilerRun(unittest.TestCase):
             header, rows = syn.read_csv(os.path.join(out, "compilers.csv"))
             self.assertEqual(header, crosscc.CSV_COLS)
             # the baseline (monotonic, where built) joins the run: look at system's rows
-            self.assertEqual([(r["compiler"], r["reference"]) for r in rows if r["strategy"] == "system"],
+            self.assertEqual([(r["compiler"], r["base"]) for r in rows if r["strategy"] == "system"],
                              [("cc-two", "cc-two"), ("cc-one", "cc-two")])
             # the terminal names the file; the tables are in it
             self.assertIn(os.path.join(out, "compilers.txt"), p.stdout)
