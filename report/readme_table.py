@@ -117,7 +117,7 @@ def table(folder):
     where, source = _run_line(folder, run)
     size_text = " and ".join(str(s) for s in sorted(sizes))
     if groups is not None:
-        chosen = (f"the fastest group is {GROUP_RULE} (every row counts)")
+        chosen = f"{GROUP_RULE} (every row counts)"
         column = "fastest group"
     else:
         chosen = ("the fastest of the others leaves out the malloc libraries, `minimal` and the A/A control, "
