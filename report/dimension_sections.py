@@ -12,11 +12,27 @@ def _times(v):
     return f"{v:.2f}×" if v is not None else "—"
 
 
+def _members(groups, point):
+    group = groups.get(point)
+    return group.members if group else []
+
+
+def _fastest(f, group):
+    """The fastest strategy a program could use at the finding's point, and the
+    others of the point's fastest group (the run cannot tell them from the
+    fastest): a winner by median alone would be a lucky pick among them."""
+    tied = [s for s in group if dimensions.candidate(s) and s != f["winner"]]
+    if f["winner"] not in group or not tied:
+        return esc(f["winner"])
+    return f'{esc(f["winner"])}<br><small>tied: {esc(", ".join(tied))}</small>'
+
+
 class DimensionSections:
     def dimension_section(self):
         run = self.run
         facts = run.meta.get("workload_facts")
         lines = dimensions.findings(run.summary, facts)
+        groups = run.fastest_groups()
         drops = dimensions.drop_against_destroy(run.summary)
         virtual = dimensions.virtual_against_inline(run.summary)
         if not lines and not virtual:
@@ -26,7 +42,9 @@ class DimensionSections:
                 'time per operation, and how it and <code>monotonic</code> compare with <code>system</code> '
                 '(the malloc under global new/delete; below 1: faster). The study\'s figure is relative to '
                 'global new/delete at 100. Medians of <a href="summary.csv">summary.csv</a>; the intervals are in '
-                'each workload\'s section.</p>']
+                'each workload\'s section. <em>tied</em>: the strategies the run cannot tell apart from the fastest '
+                '(the point\'s fastest group, green in its forest plot), fastest first; the one named first is then '
+                'no winner.</p>']
         children = []
         for dim, workloads, study in dimensions.dimensions(facts):
             mine = [f for f in lines if f["dimension"] == dim]
@@ -45,7 +63,8 @@ class DimensionSections:
             rows = "".join(
                 f'<tr><td class="row"><a href="#w-{esc(slug(f["point"][1]))}">'
                 f'{esc(dimensions.point_text(f["point"], fmt_key))}</a></td><td>{esc(f["point"][0])}</td>'
-                f'<td class="row best">{esc(f["winner"])}</td><td class="num">{fmt(f["median"])}</td>'
+                f'<td class="row best">{_fastest(f, _members(groups, f["point"]))}</td>'
+                f'<td class="num">{fmt(f["median"])}</td>'
                 f'<td class="num">{_times(f["winner_vs_system"])}</td>'
                 f'<td class="num">{_times(f["monotonic_vs_system"])}</td></tr>' for f in mine)
             body.append('<div class="scroll"><table><thead><tr><th>point</th><th>compiler</th><th>fastest</th>'

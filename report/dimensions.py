@@ -53,9 +53,14 @@ def by_point(summary, workloads):
     return out
 
 
+def candidate(strategy):
+    """Whether a user could pick the strategy: not a bound, the A/A control or a @virtual row."""
+    return strategy not in NOT_CANDIDATES and not strategy.endswith(VIRTUAL)
+
+
 def winner(medians):
     """(strategy, median) of the fastest strategy a user could pick, or None."""
-    cands = [(m, s) for s, m in medians.items() if s not in NOT_CANDIDATES and not s.endswith(VIRTUAL)]
+    cands = [(m, s) for s, m in medians.items() if candidate(s)]
     if not cands:
         return None
     m, s = min(cands)

@@ -59,11 +59,10 @@ class Findings(unittest.TestCase):
 
 
 class Section(unittest.TestCase):
-    def report_of(self, workload, rows=("system", "monotonic", "monotonic@virtual")):
+    def report_of(self, workload, rows=("system", "monotonic", "monotonic@virtual"), medians=(20.0, 5.0, 6.0)):
         from report import report
         with tempfile.TemporaryDirectory() as tmp:
-            cells = {("gcc", s, workload, 1810): spread(c) for s, c in
-                     zip(rows, (20.0, 5.0, 6.0))}
+            cells = {("gcc", s, workload, 1810): spread(c) for s, c in zip(rows, medians)}
             write_run(tmp, cells, ["gcc"], baseline="monotonic",
                       meta={"workload_facts": {w: f for w, f in FACTS.items() if w == workload}})
             out, _ = report.build(tmp, draw_plots=False)
@@ -75,6 +74,12 @@ class Section(unittest.TestCase):
         self.assertIn('id="dimensions"', html)
         self.assertIn('id="d-nested-containers"', html)
         self.assertIn('id="d-binding"', html)
+
+    def test_the_strategies_it_cannot_tell_from_the_fastest_are_named_tied(self):
+        html = self.report_of("vector_of_lists", ("system", "monotonic", "pool"), (20.0, 5.0, 5.01))
+        self.assertIn("monotonic<br><small>tied: pool</small>", html)
+        html = self.report_of("vector_of_lists", ("system", "monotonic", "pool"), (20.0, 5.0, 8.0))
+        self.assertNotIn("tied:", html.split('id="d-nested-containers"')[1].split("</table>")[0])
 
     def test_left_out_without_one(self):
         self.assertNotIn('id="dimensions"', self.report_of("alloc_pair", ("system", "monotonic")))
