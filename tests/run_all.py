@@ -10,12 +10,15 @@ under ASan+UBSan (make check runs every row), 4. runs the Python tests
 output shown once those end. A binary that crashes, exits non-zero or prints
 no PASS, FAIL or SKIP line counts as a failure; its SKIP lines count as
 skipped, as the Python tests' skips do; so does a Python process that ends
-without its counts. Each stage prints its time."""
+without its counts. Each stage prints its time. Where it may (root, apt-get),
+it installs Chromium for the report's browser test beside the build, not in
+the Python tests' way."""
 import argparse
 import collections
 import concurrent.futures
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -145,6 +148,20 @@ def run_python_tests():
     return passed, failed, skipped
 
 
+def install_ahead():
+    """Starts installing, beside the build, what a Python test would install on
+    its way, where it may (root, apt-get): Chromium for the report's browser
+    test, a download of some 50 s on a fresh machine that would otherwise hold
+    up the Python tests, the last stage to end. The test's own tools/need.sh
+    then finds it. The process, or None."""
+    if shutil.which("chromium") or shutil.which("chromium-browser"):
+        return None
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("apt-get"):
+        return None  # the test says what to install, and skips
+    return subprocess.Popen(["sh", os.path.join(ROOT, "tools", "need.sh"), "--for", "the report's browser test",
+                             "chromium", "chromium"], cwd=ROOT)
+
+
 def python_command():
     return [sys.executable, os.path.abspath(__file__), "--python-only"]
 
@@ -214,6 +231,7 @@ def main():
     os.environ.setdefault("AM_BUILD", args.build)
     passed = failed = skipped = 0
     times = []
+    ahead = None if args.no_python else install_ahead()
     t0 = time.time()
     b = subprocess.run(args.make.split() + ["-j" + str(os.cpu_count() or 2), "--no-print-directory", "tests-build"],
                        cwd=ROOT)
@@ -221,6 +239,10 @@ def main():
     import run_check  # before the Python tests start: its first import writes its bytecode into tests/
     if args.sanitizers:
         os.environ[BUILDS_IN_USE] = os.path.join(ROOT, f"build/{run_check.ccname(args.cc)}-asan")
+    if ahead:
+        t0 = time.time()
+        ahead.wait()  # before the Python tests, which would start it again
+        times.append(("installs after the build", time.time() - t0))
     # after the build: the Python tests make cells in the same build folder
     python = None if args.no_python else PythonTests()
     if b.returncode != 0:
