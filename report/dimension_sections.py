@@ -17,14 +17,12 @@ def _members(groups, point):
     return group.members if group else []
 
 
-def _fastest(f, group):
-    """The fastest strategy a program could use at the finding's point, and the
-    others of the point's fastest group (the run cannot tell them from the
-    fastest): a winner by median alone would be a lucky pick among them."""
+def _tied(f, group):
+    """The others of the point's fastest group a program could use, beside the
+    fastest of them (the run cannot tell them apart from it): a winner by
+    median alone would be a lucky pick among them."""
     tied = [s for s in group if dimensions.candidate(s) and s != f["winner"]]
-    if f["winner"] not in group or not tied:
-        return esc(f["winner"])
-    return f'{esc(f["winner"])}<br><small>tied: {esc(", ".join(tied))}</small>'
+    return esc(", ".join(tied)) if f["winner"] in group and tied else "—"
 
 
 class DimensionSections:
@@ -43,7 +41,7 @@ class DimensionSections:
                 '(the malloc under global new/delete; below 1: faster). The study\'s figure is relative to '
                 'global new/delete at 100. Medians of <a href="summary.csv">summary.csv</a>; the intervals are in '
                 'each workload\'s section. <em>tied</em>: the strategies the run cannot tell apart from the fastest '
-                '(the point\'s fastest group, green in its forest plot), fastest first; the one named first is then '
+                '(the point\'s fastest group, green in its forest plot), fastest first: where there are any, the fastest is '
                 'no winner.</p>']
         children = []
         for dim, workloads, study in dimensions.dimensions(facts):
@@ -63,12 +61,12 @@ class DimensionSections:
             rows = "".join(
                 f'<tr><td class="row"><a href="#w-{esc(slug(f["point"][1]))}">'
                 f'{esc(dimensions.point_text(f["point"], fmt_key))}</a></td><td>{esc(f["point"][0])}</td>'
-                f'<td class="row best">{_fastest(f, _members(groups, f["point"]))}</td>'
-                f'<td class="num">{fmt(f["median"])}</td>'
+                f'<td class="row best">{esc(f["winner"])}</td><td class="num">{fmt(f["median"])}</td>'
                 f'<td class="num">{_times(f["winner_vs_system"])}</td>'
-                f'<td class="num">{_times(f["monotonic_vs_system"])}</td></tr>' for f in mine)
+                f'<td class="num">{_times(f["monotonic_vs_system"])}</td>'
+                f'<td class="row group">{_tied(f, _members(groups, f["point"]))}</td></tr>' for f in mine)
             body.append('<div class="scroll"><table><thead><tr><th>point</th><th>compiler</th><th>fastest</th>'
-                        '<th>ns/op</th><th>fastest / system</th><th>monotonic / system</th></tr></thead>'
+                        '<th>ns/op</th><th>fastest / system</th><th>monotonic / system</th><th>tied</th></tr></thead>'
                         f'<tbody>{rows}</tbody></table></div>')
             if dim == "wink-out":
                 body.append(self._drop_table(drops))
