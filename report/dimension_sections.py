@@ -40,9 +40,9 @@ class DimensionSections:
                 'time per operation, and how it and <code>monotonic</code> compare with <code>system</code> '
                 '(the malloc under global new/delete; below 1: faster). The study\'s figure is relative to '
                 'global new/delete at 100. Medians of <a href="summary.csv">summary.csv</a>; the intervals are in '
-                'each workload\'s section. <em>tied</em>: the strategies the run cannot tell apart from the fastest '
-                '(the point\'s fastest group, green in its forest plot), fastest first: where there are any, the fastest is '
-                'no winner.</p>']
+                'each workload\'s section. <em>tied</em>: the strategies the run cannot tell apart from the '
+                'fastest (the point\'s fastest group, green in its forest plot), fastest first: where there are '
+                'any, the fastest is no winner.</p>']
         children = []
         for dim, workloads, study in dimensions.dimensions(facts):
             mine = [f for f in lines if f["dimension"] == dim]

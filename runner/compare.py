@@ -306,8 +306,8 @@ def sections_text(sections, markdown):
 def main(argv=None):
     from runner.cli import margin_arg
     ap = argparse.ArgumentParser(prog="compare.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("runs", nargs="*", metavar="RUN", help="run folders (results/<run-id>); the first (A) is the base the "
-                                                                  "others are divided by")
+    ap.add_argument("runs", nargs="*", metavar="RUN",
+                    help="run folders (results/<run-id>); the first (A) is the base the others are divided by")
     ap.add_argument("--base", metavar="RUN", help="the base run: A, and a gate that exits 1 when a "
                                                   "cell of another run moved against it beyond the noise, 3 when "
                                                   "another run cannot be judged (cells missing or failed, "

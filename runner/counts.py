@@ -148,8 +148,8 @@ def count_cell(cell, exe, libraries, listing, seed, timeout):
         cell_folder(scratch, exe, libraries)
         from_warm_up = bool(listing.get("count_start"))
         aged = any(w["name"] == cell.workload and w.get("age") for w in listing["workloads"])
-        cmd = prefix(out_file, from_warm_up) + cell_protocol.command("./" + CELL_NAME, cell.workload, cell.size, seed=seed,
-                                                       param=cell.param, reps=REPS, samples=1, alone=True)
+        cmd = prefix(out_file, from_warm_up) + cell_protocol.command(
+            "./" + CELL_NAME, cell.workload, cell.size, seed=seed, param=cell.param, reps=REPS, samples=1, alone=True)
         out, why = cell_protocol.run(cmd, timeout, cwd=scratch, env=dict(CELL_ENV))
         why = why or cell_protocol.check_answer(out)
         if why or out.get("status") != "ok":

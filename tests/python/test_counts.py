@@ -248,12 +248,13 @@ class BadInput(unittest.TestCase):
     def test_unreadable_count_output_keeps_the_rest(self):
         fake = os.path.join(self.tmp.name, "bin")
         os.makedirs(fake)
+        measured = counts.measured_dump(True, False)
         with open(os.path.join(fake, "valgrind"), "w") as f:
             f.write(f"""#!/bin/sh
 out=
 for a in "$@"; do case $a in --callgrind-out-file=*) out=${{a#*=}};; esac; done
 {shutil.which('valgrind')} "$@"; st=$?
-case " $* " in *" list_dupe "*) printf 'events: Ir\\nsummary: garbage\\n' > "$out{counts.measured_dump(True, False)}";; esac
+case " $* " in *" list_dupe "*) printf 'events: Ir\\nsummary: garbage\\n' > "$out{measured}";; esac
 exit $st
 """)
         os.chmod(os.path.join(fake, "valgrind"), 0o755)
