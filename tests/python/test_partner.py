@@ -2,7 +2,8 @@
 the PARTNER row's unit, its global names prefixed by cell/partner_names.h.
 The list must cover every global name a unit of any strategy source defines,
 a one-thread cell's answer holds both rows' samples, a threaded one and
---alone none, and a row that cannot be every cell's partner is refused."""
+--alone none, a row that cannot be every cell's partner is refused, and a
+ratio to the partner's own row is the one measured beside it."""
 import concurrent.futures
 import json
 import os
@@ -16,7 +17,7 @@ sys.path.insert(0, HERE)
 from test_runner import BUILD, ROOT, ensure_cells  # noqa: E402
 
 sys.path.insert(0, ROOT)
-from runner import catalog  # noqa: E402
+from runner import aggregate, catalog, cell_protocol, matrix  # noqa: E402
 
 
 def defined_globals(obj):
@@ -135,6 +136,41 @@ class PartnerChoice(unittest.TestCase):
         p = self.make("system-jemalloc")
         self.assertEqual(p.returncode, 2)
         self.assertIn("links a library of its own", p.stderr)
+
+
+def paired_cell(row, over_partner):
+    """A cell of one visit per value of over_partner, 4 samples each: the
+    row's time is that many times its partner's (minimal) beside it."""
+    samples, partner, rounds = [], [], []
+    for rnd, ratio in enumerate(over_partner):
+        for _ in range(4):
+            samples.append(round(100_000 * ratio))
+            partner.append(100_000)
+            rounds.append(rnd)
+    m = aggregate.Measurement(matrix.Cell("gcc", row, "list_dupe", 10, 1, 0.0, False))
+    m.status = "ok"
+    m.result = cell_protocol.Answer(reps=10, samples_ns=samples, sample_rounds=rounds, partner="minimal",
+                                    partner_reps=10, partner_samples_ns=partner)
+    return m
+
+
+class BaselineIsThePartner(unittest.TestCase):
+    def test_the_ratio_to_the_partners_row_is_the_row_beside_it(self):
+        row = paired_cell("system", [1.5] * 8)
+        # the partner's own row beside itself, as noisy as a process is
+        base = paired_cell("minimal", [1.0, 1.2, 0.8, 1.1, 0.9, 1.3, 0.7, 1.0])
+        [r] = aggregate.Ratios("minimal").of([row, base])
+        self.assertAlmostEqual(r.ratio, 1.5, places=3)
+        self.assertAlmostEqual(r.ci_low, 1.5, places=3)
+        self.assertAlmostEqual(r.ci_high, 1.5, places=3)
+
+    def test_a_ratio_to_another_row_goes_through_the_partner(self):
+        row = paired_cell("system", [1.5] * 8)
+        other = paired_cell("monotonic", [1.0, 1.2, 0.8, 1.1, 0.9, 1.3, 0.7, 1.0])
+        [r] = aggregate.Ratios("monotonic").of([row, other])
+        self.assertAlmostEqual(r.ratio, 1.5, delta=0.1)
+        self.assertLess(r.ci_low, 1.4)
+        self.assertGreater(r.ci_high, 1.6)
 
 
 if __name__ == "__main__":
