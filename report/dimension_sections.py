@@ -18,11 +18,7 @@ def _members(groups, point):
 
 
 def _tied(f, group):
-    """The others of the point's fastest group a program could use, beside the
-    fastest of them (the run cannot tell them apart from it): a winner by
-    median alone would be a lucky pick among them."""
-    tied = [s for s in group if dimensions.candidate(s) and s != f["winner"]]
-    return esc(", ".join(tied)) if f["winner"] in group and tied else "—"
+    return esc(", ".join(dimensions.tied(f["winner"], group))) or "—"
 
 
 class DimensionSections:

@@ -58,6 +58,13 @@ def candidate(strategy):
     return strategy not in NOT_CANDIDATES and not strategy.endswith(VIRTUAL)
 
 
+def tied(winner, group):
+    """The others of a point's fastest group a user could pick, beside its
+    fastest (the run cannot tell them apart from it: a winner by median alone
+    would be a lucky pick among them); [] when the winner is not in it."""
+    return [s for s in group if candidate(s) and s != winner] if winner in group else []
+
+
 def winner(medians):
     """(strategy, median) of the fastest strategy a user could pick, or None."""
     cands = [(m, s) for s, m in medians.items() if candidate(s)]

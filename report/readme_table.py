@@ -158,9 +158,11 @@ def _run_line(folder, run):
 def dimension_table(folder):
     """The README's block of the dimensions: for each dimension's workload,
     at its largest size, threads and param, the fastest strategy a program
-    could use and how it and monotonic compare with system (below 1:
-    faster); then the cost of run-time binding."""
+    could use, those tied with it (when the run kept its groups), and how it
+    and monotonic compare with system (below 1: faster); then the cost of
+    run-time binding."""
     run = rundir.load_strict(folder, need=("summary.csv", "meta.json"))
+    groups = groups_of(run)
     lines = []
     facts = run.meta.get("workload_facts")
     for dim, _, study in dimensions.dimensions(facts):
@@ -169,12 +171,16 @@ def dimension_table(folder):
         for f in mine:  # sorted by compiler, workload, size, threads, param: keep each one's last
             last[f["point"][:2]] = f
         for f in last.values():
-            lines.append(f"| {dim} | {f['point'][0]} | `{dimensions.point_text(f['point'], fmt)}` | {f['winner']} | "
-                         f"{_ratio(f['winner_vs_system'])} | {_ratio(f['monotonic_vs_system'])} | {study} |")
+            tied = ""
+            if groups is not None:
+                tied = f" {', '.join(dimensions.tied(f['winner'], groups.get(f['point'], []))) or '-'} |"
+            lines.append(f"| {dim} | {f['point'][0]} | `{dimensions.point_text(f['point'], fmt)}` | {f['winner']} |"
+                         f"{tied} {_ratio(f['winner_vs_system'])} | {_ratio(f['monotonic_vs_system'])} | {study} |")
     virtual = dimensions.virtual_against_inline(run.summary)
     ratios = sorted(r for v in virtual.values() for r in v.values())
     if ratios:
-        lines.append(f"| run-time binding | all | every `@virtual` row over its own row, every cell | - | "
+        lines.append(f"| run-time binding | all | every `@virtual` row over its own row, every cell | - |"
+                     f"{' - |' if groups is not None else ''} "
                      f"{_ratio(ratios[0])} to {_ratio(ratios[-1])}, median {_ratio(ratios[len(ratios) // 2])} | - | "
                      f"a virtual interface up to 2-4.8x with one compiler, under 1.9x with another |")
     if not lines:
@@ -183,9 +189,14 @@ def dimension_table(folder):
     head = (source + " Median time per operation of the fastest strategy a program could use (not "
             "`minimal` nor a `@virtual` row), and of `monotonic`, over `system`'s (the malloc of global "
             "new/delete; below 1: faster); the study's figures are relative to new/delete at 100.")
-    header = ("| dimension | compiler | cell | fastest | fastest / system | monotonic / system | "
+    tied_head, tied_rule = "", ""
+    if groups is not None:
+        head += (" Tied: the others a program could use that the run cannot tell apart from the fastest "
+                 "(its fastest group); where there are any, the fastest is no winner.")
+        tied_head, tied_rule = " tied |", " --- |"
+    header = (f"| dimension | compiler | cell | fastest |{tied_head} fastest / system | monotonic / system | "
               "the study (N4468, P0089) |")
-    rule = "| --- | --- | --- | --- | ---: | ---: | --- |"
+    rule = f"| --- | --- | --- | --- |{tied_rule} ---: | ---: | --- |"
     return "\n".join([DIMENSIONS_BEGIN, head, "", header, rule] + lines + [DIMENSIONS_END]) + "\n"
 
 

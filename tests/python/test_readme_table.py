@@ -99,6 +99,18 @@ class FastestGroup(unittest.TestCase):
         self.assertIn("| fastest group |", block)
         self.assertIn("| `list_dupe` | gcc | pool, monotonic (2 of 3) |", block)
 
+    def test_a_dimensions_run_with_its_samples_names_who_ties_with_the_fastest(self):
+        from synthetic_runs import spread, write_run
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = write_run(os.path.join(tmp, "run"), {
+                ("gcc", "pool", "size_mix", 10): spread(10.0), ("gcc", "monotonic", "size_mix", 10): spread(10.1),
+                ("gcc", "minimal", "size_mix", 10): spread(10.05), ("gcc", "system", "size_mix", 10): spread(13.0)},
+                ["gcc"], baseline="system", meta={"workload_facts": {"size_mix": {"dimension": "variation"}}})
+            block = readme_table.dimension_table(folder)
+        self.assertIn("| fastest | tied | fastest / system |", block)
+        # minimal is in the group but no one's choice
+        self.assertIn("| variation | gcc | `size_mix 10` | pool | monotonic | 0.77 | 0.78 |", block)
+
 
 if __name__ == "__main__":
     unittest.main()
