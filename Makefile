@@ -277,7 +277,7 @@ fuzz-selftest:
 
 # make bench: install the malloc libraries where we may, build each compiler's
 # cells in build/<name>$(VARIANT)/, then run the matrix.
-BENCH_BASE := $(or $(BASELINE),minimal$(comma)system)$(comma)monotonic$(comma)control
+BENCH_BASE := $(or $(BASELINE),minimal$(comma)system)
 # COMPILERS: the compiler commands, checked by runner/compilers.py before
 # anything is built (a missing one: exit 2 naming it). CC given on the command
 # line or in the environment means just that compiler.

@@ -192,18 +192,19 @@ def _baseline(args, compilers, rows_of, check_row, notes):
 
 
 def _control(args, rows, compilers, rows_of, allocators, notes):
-    """(the A/A control row, its twin): the control joins every run, and
-    brings its twin when the run does not measure it; (None, None) with
-    --no-control, or where the control or its twin is not built."""
+    """(the A/A control row, its twin): the control joins every run that
+    measures its twin; (None, None) with --no-control, without the twin, or
+    where the control is not built."""
     name, twin = catalog.CONTROL, catalog.twin_of(rows, catalog.CONTROL)
     if args.no_control or twin is None:
+        return None, None
+    if twin not in allocators:
+        notes.append(f"no A/A control: {name} is a second build of {twin}, which this run does not measure")
         return None, None
     lacking = [c for c in compilers if name not in rows_of[c] or twin not in rows_of[c]]
     if lacking:
         notes.append(f"no A/A control: {name} or {twin} is not built for {', '.join(lacking)}")
         return None, None
-    if twin not in allocators:
-        notes.append(f"added {twin} to the strategies: the A/A control {name} is measured against it")
     return name, twin
 
 
@@ -266,7 +267,8 @@ def plan(args):
         notes.append(f"added the baseline {baseline} to the strategies")
         allocators = allocators + [baseline]
     control, twin = _control(args, rows, compilers, rows_of, allocators, notes)
-    allocators = allocators + [r for r in (twin, control) if r and r not in allocators]
+    if control and control not in allocators:
+        allocators = allocators + [control]
     order = [r for r in every_built if r in allocators]
 
     listing = {c: cell_protocol.list_workloads(catalog.cell_exe(catalog.bin_dir(args.build_root, c), rows_of[c][0]))
