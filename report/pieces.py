@@ -187,8 +187,20 @@ class Pieces:
                 '<span><i>italic</i>: baseline, or no interval available</span></div>')
 
 
+    # a file of the run larger than this is a link, not a table: the
+    # cross-compiler CSV of a default run alone would add 0.9 MB to the page
+    INLINE_FILE_BYTES = 100_000
+
     def file_block(self, name):
-        """A CSV file as a table, anything else as preformatted text."""
+        """A CSV file as a table, anything else as preformatted text; a large
+        one as a link to the file beside the page."""
+        try:
+            size = os.path.getsize(self.run.path(name))
+        except OSError:
+            size = 0
+        if size > self.INLINE_FILE_BYTES:
+            return (f'<p><a href="{esc(name)}">{esc(name)}</a> ({size / 1e6:.1f} MB, too large to show '
+                    f'here: open it beside this page)</p>')
         try:
             with open(self.run.path(name), encoding="utf-8", errors="replace") as f:
                 text = f.read()

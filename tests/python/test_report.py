@@ -431,6 +431,20 @@ class ReportSize(unittest.TestCase):
     def test_a_quick_run_within_1_mb(self):
         self.assertLessEqual(self.size_of_25_workloads([4096], ["gcc"]), 1e6)
 
+    def test_a_large_file_of_the_run_is_a_link_not_a_table(self):
+        # a default run's compilers.csv (190 KB) was a 0.9 MB table in the page
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = fake_results.make(os.path.join(tmp, "run"), ["system", "monotonic"], ["list_dupe"], [16],
+                                       ["gcc", "clang"])
+            line = "gcc,system,list_dupe,16,1,0,12.5,clang,13.1,1.05\n"
+            with open(os.path.join(folder, "compilers.csv"), "w") as f:
+                f.write("compiler,strategy,workload,size,threads,param,median,other,other_median,ratio\n")
+                f.write(line * (200_000 // len(line)))
+            p, page = run_report(folder)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn('<a href="compilers.csv">compilers.csv</a>', page)
+            self.assertLess(len(page.encode("utf-8")), 200_000)
+
 
 if __name__ == "__main__":
     unittest.main()
