@@ -221,18 +221,15 @@ class Ratios:
 
 
 def ratio_of(m, b):
-    """m's cell over b's. When b is the row m was timed beside: the median
-    over m's visits of each visit's log ratio to it, measured sample by sample
-    within the process. Cells timed beside one partner: through it, each
-    round's log ratio to the partner less the other cell's of the same round,
-    so that what moves a whole process moves both sides and cancels; else the
-    visits' medians, paired by round. The interval: the sign test's over the
-    rounds."""
+    """m's cell over b's. Cells timed beside one partner: through it, each
+    round's log ratio to the partner (measured sample by sample within the
+    process) less the other cell's of the same round, so that what moves a
+    whole process moves both sides and cancels; else the visits' medians,
+    paired by round. The interval: the sign test's over the rounds.
+    Even when b is the partner's own row, the ratio goes through b's visits:
+    the same code in another place of another executable does not take the
+    same time (docs/bench.md, "The baseline")."""
     partner = m.partner()
-    if partner and partner == b.cell.strategy:
-        # b is the partner's own row: each of m's processes measured the ratio
-        # sample by sample, and no other cell's visits add their spread to it
-        return stats.log_ratio(list(m.partner_logs().values()))
     if partner and partner == b.partner():
         return stats.paired_log_ratio(m.partner_logs(), b.partner_logs())
     return stats.paired_ratio(m.visits(), b.visits())

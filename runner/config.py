@@ -12,10 +12,11 @@ import types
 from runner import aggregate, catalog, cell_protocol, matrix, memlimit, pinning, runlock
 from runner.errors import UsageError
 
-# The ratios divide by the default partner (make PARTNER=, cell/partner.h):
-# every one-thread cell times its row beside it, so each ratio to it is
-# measured sample by sample in the row's own processes, and no other cell's
-# spread between processes enters it (docs/bench.md, "The baseline").
+# The ratios divide by the default partner's own row (make PARTNER=,
+# cell/partner.h): every one-thread cell is timed beside that code, and the
+# partner's row differs from it less from process to process than any other
+# row does, so it adds the least spread to a ratio that goes through the
+# partner (docs/bench.md, "The baseline").
 DEFAULT_BASELINE = "minimal"
 FALLBACK_BASELINE = "system"
 # A cell's samples are taken in ROUNDS processes (visits), each round visiting

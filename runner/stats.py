@@ -197,12 +197,6 @@ def paired_log_ratio(la, lb, level=LEVEL):
     return _exp(median_interval(d, level)) if d else None
 
 
-def log_ratio(logs, level=LEVEL):
-    """The ratio given by one log ratio a round (each measured within one
-    process): exp of their median with the sign test's interval, or None."""
-    return _exp(median_interval(logs, level)) if logs else None
-
-
 def unpaired_ratio(xs, ys, level=LEVEL):
     """The ratio of two sets of visit values that share no rounds (two runs):
     exp of the Hodges-Lehmann shift of their logs with its Mann-Whitney interval."""
