@@ -21,6 +21,19 @@ def _tied(f, group):
     return esc(", ".join(dimensions.tied(f["winner"], group))) or "—"
 
 
+def dimension_picture(plots):
+    """The plot a dimension opens with, of its first workload: the forest at
+    its largest size or param (ranked, the fastest group in green), else its
+    plot over sizes. A plot over sizes draws every row of the run as a line (41
+    in a dimensions run with the @virtual twins) and reads poorly."""
+    def at(p):
+        try:
+            return float(p.get("x"))
+        except (TypeError, ValueError):
+            return float("-inf")
+    forests = sorted((p for p in plots if p["kind"] == "forest"), key=at)
+    return forests[-1:] or [p for p in plots if p["kind"] in ("ratio", "time")][:1]
+
 class DimensionSections:
     def dimension_section(self):
         run = self.run
@@ -50,10 +63,7 @@ class DimensionSections:
             compiler = mine[0]["point"][0]
             pl = self.plots_by.get((workloads[0], compiler, ""), [])
             if pl:
-                # the dimension's picture: its first workload over sizes
-                over = [p for p in pl if p["kind"] in ("ratio", "time")][:1]
-                body.append(self.figures(over or [p for p in pl if p["kind"] == "forest"][-1:],
-                                         inline=("ratio", "time", "forest")))
+                body.append(self.figures(dimension_picture(pl), inline=("ratio", "time", "forest")))
             rows = "".join(
                 f'<tr><td class="row"><a href="#w-{esc(slug(f["point"][1]))}">'
                 f'{esc(dimensions.point_text(f["point"], fmt_key))}</a></td><td>{esc(f["point"][0])}</td>'

@@ -84,6 +84,14 @@ class Section(unittest.TestCase):
         table = html.split('id="d-nested-containers"')[1].split("</table>")[0]
         self.assertIn('<td class="row group">—</td>', table)
 
+    def test_a_dimension_opens_with_its_forest_at_the_largest_point(self):
+        # a plot over sizes draws every row of the run (41 with the @virtual twins)
+        from report import dimension_sections
+        plots = [{"kind": "time", "x": None}, {"kind": "ratio", "x": None}, {"kind": "forest", "x": "4"},
+                 {"kind": "forest", "x": "10"}, {"kind": "forest", "x": "1"}, {"kind": "bars", "x": None}]
+        self.assertEqual(dimension_sections.dimension_picture(plots), [{"kind": "forest", "x": "10"}])
+        self.assertEqual(dimension_sections.dimension_picture(plots[:2]), [{"kind": "time", "x": None}])
+
     def test_left_out_without_one(self):
         self.assertNotIn('id="dimensions"', self.report_of("alloc_pair", ("system", "monotonic")))
         # a @virtual row alone brings the run-time binding
