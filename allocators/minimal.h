@@ -1,5 +1,5 @@
 /* minimal.h: the least work an allocator can do for a container and still
- * hand back what it is given: a reference row, not a lower bound of time (a
+ * hand back what it is given: a floor row, not a lower bound of time (a
  * malloc that places nodes better can make the same container faster, and
  * did in default runs: docs/measurements.md, "ideal as a lower bound", the
  * row's former name). Blocks are bumped

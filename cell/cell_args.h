@@ -26,7 +26,7 @@ typedef struct cell_args {
     int alone;          /* time the row without its partner */
     unsigned age;       /* repetitions run on a heap before anything is measured on it */
     int has_age;        /* --age given; else the workload's own (am_workload.age) */
-    int has_expect;     /* expect: a sample's reference checksum at reps, from an earlier run */
+    int has_expect;     /* expect: a sample's oracle checksum at reps, from an earlier run */
     uint64_t expect;
     int has_work_loops; /* work_loops: contention's loop count per operation for W */
     uint64_t work_loops;
@@ -60,9 +60,9 @@ static void cell_usage(FILE *out, const char *partner) {
             "                 measured in the state a long-running program's heap has\n"
             "                 (a Boost pool's free list keeps fragmenting); default: the\n"
             "                 workload's (--list shows it; 0 for most)\n"
-            "  --expect SUM   with --reps: a sample's reference checksum, as an earlier\n"
+            "  --expect SUM   with --reps: a sample's oracle checksum, as an earlier\n"
             "                 run at the same seed and --reps printed it (\"expect\"): the\n"
-            "                 cell fails if its own reference differs\n"
+            "                 cell fails if its own oracle differs\n"
             "  --stats-only   one repetition, print the allocator statistics\n"
             "  --stats        (-stats build) two repetitions through the counting wrapper:\n"
             "                 bytes and calls per owner, as tables, after each\n"

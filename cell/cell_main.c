@@ -1,6 +1,6 @@
 /* cell_main.c: the measured process. One run of am-cell-<row> measures one cell
  * (row, workload, size, threads, param) and prints it as one JSON object:
- *   reference  the workload's reference checksum for each repetition seed,
+ *   oracle     the workload's oracle checksum for each repetition seed,
  *              computed before any heap exists, so it cannot disturb one;
  *   calibrate  without --reps: the repetitions that make a sample last
  *              --min-ms, on a heap of its own that is destroyed afterwards;
@@ -31,15 +31,15 @@
 
 #define AM_MAX_REPS (1u << 30)
 
-/* One cell's measurement, from its reference to its samples. */
+/* One cell's measurement, from its oracle to its samples. */
 typedef struct cell {
     const cell_args *a;
     const am_workload *w;
     am_job job;
     unsigned seeds;      /* repetition r runs seed a->seed + r % seeds */
-    uint64_t *refs;      /* the reference checksum of each seed */
+    uint64_t *oracle_sums; /* the oracle's checksum of each seed */
     unsigned reps;       /* a multiple of seeds */
-    uint64_t expect;     /* a sample's checksum: reps / seeds times the references' sum */
+    uint64_t expect;     /* a sample's checksum: reps / seeds times the oracles' sum */
     uint64_t bad_sum;    /* AM_TEST_BADSUM: 1, so that every checksum disagrees */
     uint64_t *ns, *minor_faults, *major_faults; /* per sample */
     void *partner;       /* NULL: timed alone (--alone, a threaded cell) */
@@ -116,7 +116,7 @@ static uint64_t gcd(uint64_t x, uint64_t y) {
 }
 
 /* A digest of what a sample ran: the job's parameters, and each seed with
- * its reference checksum and its share of the repetitions (in lowest terms,
+ * its oracle checksum and its share of the repetitions (in lowest terms,
  * so that counts of 2K and 3K repetitions digest alike). Two cells with equal
  * digests ran the same inputs in the same proportions. */
 static uint64_t inputs_digest(const cell *c) {
@@ -135,26 +135,26 @@ static uint64_t inputs_digest(const cell *c) {
         uint64_t seed = c->a->seed + k, count = (c->reps / c->seeds + (k < c->reps % c->seeds)) / share;
         h = fnv(h, &seed, sizeof seed);
         h = fnv(h, &count, sizeof count);
-        h = fnv(h, &c->refs[k], sizeof c->refs[k]);
+        h = fnv(h, &c->oracle_sums[k], sizeof c->oracle_sums[k]);
     }
     return h;
 }
 
-/* Before any heap: the reference of each repetition seed (for a threaded
+/* Before any heap: the oracle of each repetition seed (for a threaded
  * workload also the graph or shape it builds once per process). */
-static int reference(cell *c) {
-    c->refs = calloc(c->seeds, sizeof *c->refs);
-    if (!c->refs) return 0;
+static int consult_oracle(cell *c) {
+    c->oracle_sums = calloc(c->seeds, sizeof *c->oracle_sums);
+    if (!c->oracle_sums) return 0;
     for (unsigned k = 0; k < c->seeds; k++) {
         c->job.seed = c->a->seed + k;
-        c->refs[k] = c->w->reference(&c->job);
+        c->oracle_sums[k] = c->w->oracle(&c->job);
     }
     return 1;
 }
 
 static uint64_t expected_sum(const cell *c, unsigned reps) {
     uint64_t cycle = 0;
-    for (unsigned k = 0; k < c->seeds; k++) cycle += c->refs[k];
+    for (unsigned k = 0; k < c->seeds; k++) cycle += c->oracle_sums[k];
     return cycle * (reps / c->seeds);
 }
 
@@ -404,10 +404,10 @@ static void open_partner(cell *c) {
     if (!c->partner) fail(c, "the partner row could not be opened (out of memory)", 3);
 }
 
-/* Reference, calibration, samples and the report; the exit code. */
+/* Oracle, calibration, samples and the report; the exit code. */
 static int measure(cell *c) {
     side row = {c, NULL, NULL}, partner = {c, NULL, NULL};
-    if (!reference(c)) fail(c, "out of memory", 3);
+    if (!consult_oracle(c)) fail(c, "out of memory", 3);
     else open_partner(c);
     partner.partner = c->partner;
     if (c->finished) return c->exit_code;
@@ -416,7 +416,7 @@ static int measure(cell *c) {
         c->partner_reps = c->a->partner_reps ? round_to_seeds(c, c->a->partner_reps) : calibrate(&partner);
     if (c->finished) return c->exit_code;
     c->expect = expected_sum(c, c->reps);
-    /* a later round's reference must be the first round's: the same inputs */
+    /* a later round's oracle must be the first round's: the same inputs */
     if (c->a->has_expect && c->a->expect != c->expect) fail(c, "checksum mismatch", 4);
     else take_samples(c, &row, &partner);
     drop_heap(&row);
@@ -474,12 +474,12 @@ int main(int argc, char **argv) {
     am_options_default(&c.job.options);
     c.job.options.limit = a.limit;
     int rc;
-    /* before the reference, which may loop as long as the size */
+    /* before the oracle, which may loop as long as the size */
     if (!am_workload_fits(w, &c.job)) {
         fail(&c, "out of memory", 3);
         rc = c.exit_code;
     } else rc = a.counting_table ? counting_table(&c) : a.stats_only ? count_one(&c) : measure(&c);
-    free(c.refs);
+    free(c.oracle_sums);
     free(c.ns);
     free(c.partner_ns);
     free(c.minor_faults);

@@ -1,7 +1,7 @@
 /* count_start.h: the point where a count run's valgrind starts to simulate.
  *
  * A count (runner/counts.py) runs the cell under callgrind with
- * --instr-atstart=no: the process's start, its reference and the aging of a
+ * --instr-atstart=no: the process's start, its oracle and the aging of a
  * heap (--age, some thousand repetitions for thrash_pool_sort) then run on
  * valgrind's plain translation, not through the cache simulation that makes
  * a process some two hundred times slower than native. The cell turns the

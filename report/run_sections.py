@@ -88,7 +88,7 @@ class RunSections:
 Each strategy is its own executable; its allocation fast path is inlined into the containers.{spread}</li>
 <li><strong>Calibration and warm-up.</strong> The cell repeats the workload until one sample lasts at least
 {v("min_ms")} ms, runs a warm-up, then takes {v("samples")} samples in all; each sample's checksum is compared with
-the workload's reference, so a strategy that corrupts data fails instead of looking fast.</li>
+the workload's oracle (the same computation without the allocator), so a strategy that corrupts data fails instead of looking fast.</li>
 <li><strong>Median and interval.</strong> A process is one observation of a cell, however many samples it
 takes: a cell's figure is the median over its visits of each visit's median time per operation, and its 95%
 interval comes from the order statistics of those visit medians (the sign test's, interpolated), so it holds

@@ -63,7 +63,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join("build", "gcc"), help="build folder (build/gcc)")
-    ap.add_argument("--rows", required=True, help="rows, comma-separated (the first: the partner's reference)")
+    ap.add_argument("--rows", required=True, help="rows, comma-separated (the first: the one the others are compared with)")
     ap.add_argument("--workload", default="list_dupe")
     ap.add_argument("--size", type=whole_number(1), default=1810)
     ap.add_argument("--rounds", type=whole_number(6), default=30)
@@ -107,7 +107,7 @@ def main(argv=None):
     for r in rows:
         beside = [a - b for a, b in zip(partner_ns[r], partner_ns[ref])]
         print(f"{r:<24} {interval_text(paired_over_alone[r]):<28} "
-              f"{interval_text(beside) if r != ref else '1 (the reference)'}")
+              f"{interval_text(beside) if r != ref else '1 (the first row)'}")
     return 0
 
 

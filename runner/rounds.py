@@ -1,7 +1,7 @@
 """rounds.py: one visit to a cell. Round 1 calibrates the repetitions, checks
 the checksum and runs the -stats twin for the counts; each later round (and
 each revisit of an unstable block) takes more samples with round 1's
-repetitions and reference checksum. A failure in any round fails the cell.
+repetitions and oracle checksum. A failure in any round fails the cell.
 The processes are started by cell_process.py, their command lines and
 answers are cell_protocol.py's."""
 import os
@@ -61,7 +61,7 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
         samples, min_ms = 1, cfg.threaded_min_ms
     else:
         samples, min_ms = samples_in_round(cfg.samples, cfg.rounds, rnd), cfg.min_ms
-    if rnd:  # round 1's counts, and its reference checksum: the cell need not compute it again
+    if rnd:  # round 1's counts, and its oracle checksum: the cell need not compute it again
         later = {"reps": m.result.reps, "partner_reps": m.result.partner_reps, "expect": m.result.expect}
         samples = samples_this_visit(m.result, samples, min_ms)
     cmd = cell_command(cfg.cell_exe(cell.compiler, cell.strategy), cell, cfg.seed, limit, work_loops,

@@ -115,7 +115,7 @@ AM_FORCE_INLINE uint64_t ap_run(am_heap *h, am_job *job, int *status, int order)
 
 /* The stamps summed without any block: what an allocator that keeps every
  * live block apart must give. */
-static uint64_t ap_reference(am_job *job) {
+static uint64_t ap_oracle(am_job *job) {
     uint64_t sum = 0;
     for (size_t i = 0; i < AP_BLOCKS; i++) {
         uint64_t v = ap_value(job->seed, i);

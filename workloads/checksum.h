@@ -1,4 +1,4 @@
-/* checksum.h: what a workload and its reference share so that they agree on a
+/* checksum.h: what a workload and its oracle share so that they agree on a
  * checksum: values drawn in rand()'s range, qsort's order of ints, and FNV-1a
  * over values in order. Not a hash table's hash: it is there to change when one
  * value is wrong or out of place. */

@@ -85,7 +85,7 @@ static uint64_t churn_traverse_run(am_heap *h, am_job *job, int *status) {
     return *status == AM_OK ? hash : 0;
 }
 
-/* The reference's lists: index chains in plain arrays, next[] linking slots. */
+/* The oracle's lists: index chains in plain arrays, next[] linking slots. */
 #define CT_NONE ((size_t)-1)
 typedef struct ct_chains {
     size_t *next;
@@ -104,7 +104,7 @@ static void ct_chain_append(ct_chains *c, unsigned s, size_t slot, int value) {
 
 /* The same lists as chains; a churn step moves the erased node's slot to the
  * end of the other subsystem. */
-static uint64_t churn_traverse_reference(am_job *job) {
+static uint64_t churn_traverse_oracle(am_job *job) {
     size_t len = job->size, slots = len ? len : 1, used = 0;
     ct_chains chains;
     chains.next = malloc(slots * sizeof *chains.next);
@@ -163,7 +163,7 @@ const am_workload am_workload_churn_traverse = {
     .reps = churn_traverse_reps,
     .ops = churn_traverse_ops,
     .run = churn_traverse_run,
-    .reference = churn_traverse_reference,
+    .oracle = churn_traverse_oracle,
     .threaded = 0,
     .seeds = 1,
     .age = 0,

@@ -137,7 +137,7 @@ static uint64_t contention_run(am_heap *h, am_job *job, int *status) {
     return sum;
 }
 
-static uint64_t contention_reference(am_job *job) {
+static uint64_t contention_oracle(am_job *job) {
     unsigned n = am_job_threads(job);
     uint64_t k = iterations(job->size, job->param);
     uint64_t sum = 0;
@@ -165,7 +165,7 @@ const am_workload am_workload_contention = {
     .reps = contention_reps,
     .ops = contention_ops,
     .run = contention_run,
-    .reference = contention_reference,
+    .oracle = contention_oracle,
     .threaded = 1,
     .seeds = 1,
     .age = 0,

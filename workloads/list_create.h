@@ -1,6 +1,6 @@
 /* list_create.h: what list_create and list_create_drop share: a list<int> of
  * len values built by push_back on the workload's heap, and its checksum with
- * the reference's. Not a workload itself. */
+ * the oracle's. Not a workload itself. */
 #ifndef AM_LIST_CREATE_H
 #define AM_LIST_CREATE_H
 
@@ -34,7 +34,7 @@ AM_FORCE_INLINE uint64_t lc_checksum(const lc_list *l) {
     return sum;
 }
 
-static uint64_t lc_reference(am_job *job) {
+static uint64_t lc_oracle(am_job *job) {
     uint64_t base = job->seed & 0xffff, n = job->size;
     return n ? n + base + base + n - 1 : 0;
 }

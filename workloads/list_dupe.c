@@ -32,7 +32,7 @@ oom:
     return 0;
 }
 
-static uint64_t list_dupe_reference(am_job *job) {
+static uint64_t list_dupe_oracle(am_job *job) {
     uint64_t hash = AM_FNV_OFFSET;
     for (size_t i = 0; i < job->size; i++) hash = am_fnv_add(hash, ld_value(job->seed, i));
     return hash + job->size;
@@ -52,7 +52,7 @@ const am_workload am_workload_list_dupe = {
     .reps = list_dupe_reps,
     .ops = list_dupe_ops,
     .run = list_dupe_run,
-    .reference = list_dupe_reference,
+    .oracle = list_dupe_oracle,
     .threaded = 0,
     .seeds = 1,
     .age = 0,

@@ -53,7 +53,7 @@ static uint64_t list_iterate_run(am_heap *h, am_job *job, int *status) {
     return sum;
 }
 
-static uint64_t list_iterate_reference(am_job *job) {
+static uint64_t list_iterate_oracle(am_job *job) {
     uint64_t sum = 0;
     for (size_t i = 0; i < job->size; i++) sum += (uint64_t)li_value(job->seed, i);
     return sum * LI_PASSES;
@@ -73,7 +73,7 @@ const am_workload am_workload_list_iterate = {
     .reps = list_iterate_reps,
     .ops = list_iterate_ops,
     .run = list_iterate_run,
-    .reference = list_iterate_reference,
+    .oracle = list_iterate_oracle,
     .threaded = 0,
     .seeds = 1,
     .age = 0,

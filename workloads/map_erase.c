@@ -42,7 +42,7 @@ static uint64_t map_erase_run(am_heap *h, am_job *job, int *status) {
 /* The same on plain arrays: the distinct keys sorted, and a Fenwick tree of
  * "still there" flags over them, which finds the first remaining key at or
  * after a position in O(log n). */
-static uint64_t map_erase_reference(am_job *job) {
+static uint64_t map_erase_oracle(am_job *job) {
     uint64_t x = am_values_start(job->seed);
     size_t len = job->size;
     int *keys = malloc((len ? len : 1) * sizeof *keys);
@@ -97,7 +97,7 @@ out:
 static unsigned map_erase_reps(size_t size) { return am_reps_capped(size, 10000); }
 static double map_erase_ops(size_t size) { return (double)(size + size / 2); }
 
-/* the reference's arrays alone: the map's keys may repeat */
+/* the oracle's arrays alone: the map's keys may repeat */
 static uint64_t map_erase_min_bytes(const am_job *job) { return (uint64_t)job->size * (sizeof(int) + sizeof(size_t) + 1); }
 
 const am_workload am_workload_map_erase = {
@@ -108,7 +108,7 @@ const am_workload am_workload_map_erase = {
     .reps = map_erase_reps,
     .ops = map_erase_ops,
     .run = map_erase_run,
-    .reference = map_erase_reference,
+    .oracle = map_erase_oracle,
     .threaded = 0,
     .seeds = 4,
     .age = 0,

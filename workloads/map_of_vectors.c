@@ -50,7 +50,7 @@ static uint64_t map_of_vectors_run(am_heap *h, am_job *job, int *status) {
 }
 
 /* key k holds the values r, r + keys, r + 2 keys, ... where k = key(r) */
-static uint64_t map_of_vectors_reference(am_job *job) {
+static uint64_t map_of_vectors_oracle(am_job *job) {
     size_t keys = mov_keys(job->size), len = job->size, used = len < keys ? len : keys;
     size_t *r_of = malloc(keys * sizeof *r_of);
     if (!r_of) return 0;
@@ -79,7 +79,7 @@ const am_workload am_workload_map_of_vectors = {
     .reps = map_of_vectors_reps,
     .ops = map_of_vectors_ops,
     .run = map_of_vectors_run,
-    .reference = map_of_vectors_reference,
+    .oracle = map_of_vectors_oracle,
     .threaded = 0,
     .seeds = 1,
     .age = 0,

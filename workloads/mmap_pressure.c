@@ -40,7 +40,7 @@ typedef struct mp_node {
 /* ---------------------------------------------------------------- the shape */
 
 /* The successor of every node, one cycle (Sattolo), in plain memory: the
- * reference walks it, and the strategy's copy is linked from it. */
+ * oracle walks it, and the strategy's copy is linked from it. */
 static struct { size_t nodes; uint32_t *next; } shape;
 
 static size_t nodes_of(size_t mib) { return mib * ((size_t)1 << 20) / MP_NODE; }
@@ -324,7 +324,7 @@ static uint64_t mmap_pressure_run(am_heap *h, am_job *job, int *status) {
     return sum;
 }
 
-static uint64_t mmap_pressure_reference(am_job *job) {
+static uint64_t mmap_pressure_oracle(am_job *job) {
     unsigned n = am_job_threads(job);
     size_t nodes = nodes_of(job->size), queries = queries_of(job->size);
     const uint32_t *next = shape_of(nodes);
@@ -368,7 +368,7 @@ const am_workload am_workload_mmap_pressure = {
     .reps = mmap_pressure_reps,
     .ops = mmap_pressure_ops,
     .run = mmap_pressure_run,
-    .reference = mmap_pressure_reference,
+    .oracle = mmap_pressure_oracle,
     .threaded = 1,
     .seeds = 1,
     .age = 0,

@@ -155,7 +155,7 @@ static uint64_t producer_consumer_run(am_heap *h, am_job *job, int *status) {
 }
 
 /* every block's value, read back twice (its first and last word) */
-static uint64_t producer_consumer_reference(am_job *job) {
+static uint64_t producer_consumer_oracle(am_job *job) {
     unsigned n = am_job_threads(job);
     uint64_t k = job->size, sum = 0;
     for (unsigned i = 0; i < n; i++) sum += 2 * (k * pc_first(job->seed, i) + k * (k - (k ? 1 : 0)) / 2);
@@ -180,7 +180,7 @@ const am_workload am_workload_producer_consumer = {
     .reps = producer_consumer_reps,
     .ops = producer_consumer_ops,
     .run = producer_consumer_run,
-    .reference = producer_consumer_reference,
+    .oracle = producer_consumer_oracle,
     .threaded = 1,
     .seeds = 1,
     .age = 0,

@@ -277,7 +277,7 @@ static uint64_t query_heap_run(am_heap *h, am_job *job, int *status) {
     return sum;
 }
 
-/* ---------------------------------------------------------------- reference */
+/* ---------------------------------------------------------------- oracle */
 
 /* Dijkstra on plain arrays with a binary heap and lazy deletion: a different
  * queue from the QueryHeap, so a broken heap or strategy cannot agree with it. */
@@ -327,7 +327,7 @@ static uint64_t ref_shortest(const am_graph *g, uint64_t *dist, ref_item *heap, 
     return UINT64_MAX;
 }
 
-static uint64_t query_heap_reference(am_job *job) {
+static uint64_t query_heap_oracle(am_job *job) {
     unsigned n = am_job_threads(job);
     const am_graph *g = am_query_heap_graph(job->size);
     size_t queries = am_query_heap_queries(job->size);
@@ -370,7 +370,7 @@ const am_workload am_workload_query_heap = {
     .reps = query_heap_reps,
     .ops = query_heap_ops,
     .run = query_heap_run,
-    .reference = query_heap_reference,
+    .oracle = query_heap_oracle,
     .threaded = 1,
     .seeds = 1,
     .age = 0,

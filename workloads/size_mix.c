@@ -3,7 +3,7 @@
  * falloff, 3 Pareto tail) are all taken, then freed in a shuffled order, as in
  * alloc_shuffled. Each block's first word, and its last where the two do not
  * overlap, are written at allocation and read back at its free. The sizes and the order are drawn per seed
- * before anything is timed (the reference draws them, before any heap exists),
+ * before anything is timed (the oracle draws them, before any heap exists),
  * so the timed loop only reads two tables. ops = len: alloc+free pairs. */
 #include <math.h>
 #include <stdlib.h>
@@ -120,7 +120,7 @@ static uint64_t size_mix_run(am_heap *h, am_job *job, int *status) {
     return *status == AM_OK ? sum : 0;
 }
 
-static uint64_t size_mix_reference(am_job *job) {
+static uint64_t size_mix_oracle(am_job *job) {
     const sm_table *t = sm_table_for(job);
     if (!t) return 0;
     uint64_t sum = 0;
@@ -136,7 +136,7 @@ static const double size_mix_params[] = {SM_UNIFORM, SM_POWER_OF_TWO, SM_EXPONEN
 static unsigned size_mix_reps(size_t size) { return am_reps_capped(size, 40000); }
 static double size_mix_ops(size_t size) { return (double)size; }
 
-/* the reference's tables alone (sm_table_for) */
+/* the oracle's tables alone (sm_table_for) */
 static uint64_t size_mix_min_bytes(const am_job *job) {
     const sm_table *t = &sm_tables[0];
     return (uint64_t)job->size * (sizeof *t->sizes + sizeof *t->order + sizeof *t->block);
@@ -151,7 +151,7 @@ const am_workload am_workload_size_mix = {
     .reps = size_mix_reps,
     .ops = size_mix_ops,
     .run = size_mix_run,
-    .reference = size_mix_reference,
+    .oracle = size_mix_oracle,
     .threaded = 0,
     .seeds = SM_SEEDS,
     .age = 0,

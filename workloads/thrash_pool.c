@@ -26,7 +26,7 @@ static uint64_t thrash_pool_run(am_heap *h, am_job *job, int *status) {
     return sum + n;
 }
 
-static uint64_t thrash_pool_reference(am_job *job) {
+static uint64_t thrash_pool_oracle(am_job *job) {
     uint64_t rng = job->seed;
     uint64_t n = am_rand_below(&rng, job->size + 1);
     return n * (n - (n ? 1 : 0)) / 2 + n;
@@ -43,7 +43,7 @@ const am_workload am_workload_thrash_pool = {
     .reps = thrash_pool_reps,
     .ops = thrash_pool_ops,
     .run = thrash_pool_run,
-    .reference = thrash_pool_reference,
+    .oracle = thrash_pool_oracle,
     .threaded = 0,
     .seeds = 64,
     .age = 0,

@@ -35,7 +35,7 @@ static uint64_t thrash_pool_iter_run(am_heap *h, am_job *job, int *status) {
     return chars + (ints << 20);
 }
 
-static uint64_t thrash_pool_iter_reference(am_job *job) {
+static uint64_t thrash_pool_iter_oracle(am_job *job) {
     uint64_t chars = 0, n = job->size;
     for (size_t i = 0; i < job->size; i++) chars += (uint64_t)(unsigned char)tpi_char(i, job->seed);
     return chars + ((n * (n - (n ? 1 : 0)) / 2) << 20);
@@ -56,7 +56,7 @@ const am_workload am_workload_thrash_pool_iter = {
     .reps = thrash_pool_iter_reps,
     .ops = thrash_pool_iter_ops,
     .run = thrash_pool_iter_run,
-    .reference = thrash_pool_iter_reference,
+    .oracle = thrash_pool_iter_oracle,
     .threaded = 0,
     .seeds = 1,
     .age = 0,

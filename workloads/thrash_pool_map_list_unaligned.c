@@ -61,7 +61,7 @@ static uint64_t thrash_pool_map_list_unaligned_run(am_heap *h, am_job *job, int 
 
 /* the same grouping by a counting sort on plain arrays: a bucket per key,
  * records in the order they were drawn */
-static uint64_t thrash_pool_map_list_unaligned_reference(am_job *job) {
+static uint64_t thrash_pool_map_list_unaligned_oracle(am_job *job) {
     uint64_t x = am_values_start(job->seed);
     size_t len = job->size;
     size_t keys = len / 10 + 1;
@@ -114,7 +114,7 @@ const am_workload am_workload_thrash_pool_map_list_unaligned = {
     .reps = thrash_pool_map_list_unaligned_reps,
     .ops = thrash_pool_map_list_unaligned_ops,
     .run = thrash_pool_map_list_unaligned_run,
-    .reference = thrash_pool_map_list_unaligned_reference,
+    .oracle = thrash_pool_map_list_unaligned_oracle,
     .threaded = 0,
     .seeds = 4,
     .age = 0,

@@ -36,7 +36,7 @@ static uint64_t thrash_pool_sort_run(am_heap *h, am_job *job, int *status) {
 }
 
 /* the same values in a malloc'd array, sorted by the C library's qsort */
-static uint64_t thrash_pool_sort_reference(am_job *job) {
+static uint64_t thrash_pool_sort_oracle(am_job *job) {
     uint64_t rng = job->seed;
     size_t len = job->size;
     size_t n0 = (size_t)am_rand_below(&rng, len + 1);
@@ -64,7 +64,7 @@ const am_workload am_workload_thrash_pool_sort = {
     .reps = thrash_pool_sort_reps,
     .ops = thrash_pool_sort_ops,
     .run = thrash_pool_sort_run,
-    .reference = thrash_pool_sort_reference,
+    .oracle = thrash_pool_sort_oracle,
     .threaded = 0,
     .seeds = 16,
     /* the 2009 comparison ran each size 1,000 times in one process, with one

@@ -33,7 +33,7 @@ static uint64_t thrash_pool_sort_list_int_run(am_heap *h, am_job *job, int *stat
 }
 
 /* the same values in a malloc'd array, sorted by the C library's qsort */
-static uint64_t thrash_pool_sort_list_int_reference(am_job *job) {
+static uint64_t thrash_pool_sort_list_int_oracle(am_job *job) {
     uint64_t x = am_values_start(job->seed);
     size_t n = job->size;
     int *a = malloc((n ? n : 1) * sizeof *a);
@@ -61,7 +61,7 @@ const am_workload am_workload_thrash_pool_sort_list_int = {
     .reps = thrash_pool_sort_list_int_reps,
     .ops = thrash_pool_sort_list_int_ops,
     .run = thrash_pool_sort_list_int_run,
-    .reference = thrash_pool_sort_list_int_reference,
+    .oracle = thrash_pool_sort_list_int_oracle,
     .threaded = 0,
     .seeds = 4,
     .age = 0,

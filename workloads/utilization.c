@@ -77,7 +77,7 @@ static uint64_t utilization_run(am_heap *h, am_job *job, int *status) {
 }
 
 /* each block's value, read back twice (its first and its last word) */
-static uint64_t utilization_reference(am_job *job) {
+static uint64_t utilization_oracle(am_job *job) {
     uint64_t sum = 0;
     for (size_t i = 0, n = ut_steps(job->size); i < n; i++) {
         uint64_t v = ut_value(job->seed, i);
@@ -101,7 +101,7 @@ const am_workload am_workload_utilization = {
     .reps = utilization_reps,
     .ops = utilization_ops,
     .run = utilization_run,
-    .reference = utilization_reference,
+    .oracle = utilization_oracle,
     .threaded = 0,
     .seeds = 1,
     .age = 0,

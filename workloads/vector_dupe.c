@@ -36,7 +36,7 @@ static uint64_t vector_dupe_run(am_heap *h, am_job *job, int *status) {
     return sum;
 }
 
-static uint64_t vector_dupe_reference(am_job *job) {
+static uint64_t vector_dupe_oracle(am_job *job) {
     uint64_t sum = 0;
     for (size_t i = 0; i < job->size; i++) sum += (uint64_t)vd_value(i, job->seed) * (i + 1);
     return sum;
@@ -55,7 +55,7 @@ const am_workload am_workload_vector_dupe = {
     .reps = vector_dupe_reps,
     .ops = vector_dupe_ops,
     .run = vector_dupe_run,
-    .reference = vector_dupe_reference,
+    .oracle = vector_dupe_oracle,
     .threaded = 0,
     .seeds = 1,
     .age = 0,

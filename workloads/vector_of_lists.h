@@ -59,7 +59,7 @@ AM_FORCE_INLINE uint64_t vol_checksum(const vol_vec *v) {
 }
 
 /* list k holds the values k, k + lists, k + 2 lists, ... of the sequence */
-static uint64_t vol_reference(am_job *job) {
+static uint64_t vol_oracle(am_job *job) {
     size_t lists = vol_lists(job->size), len = job->size;
     uint64_t hash = AM_FNV_OFFSET;
     for (size_t k = 0; k < lists; k++) {

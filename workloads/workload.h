@@ -1,7 +1,7 @@
 /* workload.h: what a workload is. A workload is one repetition of some
  * container work (build, work, destroy) that returns a checksum; the cell
  * (cell/cell_main.c) repeats, times and verifies it. Each workload also has
- * a reference: the same computation done without the allocator under test, so a
+ * an oracle: the same computation done without the allocator under test, so a
  * broken strategy fails loudly instead of running fast.
  *
  * Adding a workload: one file in this folder defining `am_workload_<name>`
@@ -60,7 +60,7 @@ typedef struct am_workload {
      * the checksum. Every block it takes it returns (or the heap is reset after). */
     uint64_t (*run)(am_heap *h, am_job *job, int *status);
     /* The same checksum computed without the allocator under test. */
-    uint64_t (*reference)(am_job *job);
+    uint64_t (*oracle)(am_job *job);
     int threaded;               /* creates its own threads and heaps, and sets am_job.timed_ns */
     /* Repetition seeds: a sample cycles through the seeds base, base + 1, ...,
      * base + seeds - 1, and its repetition count is a multiple of seeds, so
@@ -76,7 +76,7 @@ typedef struct am_workload {
     unsigned age;
     /* Bytes the cell needs at once for this job, at least (its elements,
      * without any allocator's overhead), or NULL where they do not grow with
-     * the size. Required where the reference or the run loops over the size
+     * the size. Required where the oracle or the run loops over the size
      * before any allocation would fail: the cell refuses a job whose bytes
      * cannot be mapped as out of memory before that loop (am_workload_fits). */
     uint64_t (*min_bytes)(const am_job *job);
@@ -137,7 +137,7 @@ const char *am_workload_suite(const am_workload *w);
 /* Record an extra figure for the cell's output (latency, calibration ...). */
 void am_job_metric(am_job *job, const char *name, double value);
 
-/* A small, fast, seeded generator shared by workloads and references, so both
+/* A small, fast, seeded generator shared by workloads and oracles, so both
  * draw the same numbers. (splitmix64: no state beyond one word.) */
 AM_INLINE uint64_t am_rand(uint64_t *state) {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);

@@ -2,7 +2,7 @@
 
 - every row of a block runs the same inputs whatever its repetition count:
   the "inputs" digest is equal for two rows and for one row at two forced
-  --reps, and so is the reference checksum per repetition (expect / reps),
+  --reps, and so is the oracle checksum per repetition (expect / reps),
   which the old seeding (repetition r ran seed + r) made depend on the count;
 - a later round given the first round's --reps and --expect reports the same
   inputs, and a wrong --expect fails it;
@@ -49,7 +49,7 @@ class EqualInputs(unittest.TestCase):
                 self.assertEqual((rc1, rc2), (0, 0))
                 if workload == "thrash_pool":  # small sums: no wrap-around
                     self.assertEqual(few["expect"] * many["reps"], many["expect"] * few["reps"],
-                                     "the reference checksum per repetition differs")
+                                     "the oracle checksum per repetition differs")
                 self.assertIsNotNone(few.get("inputs"))
                 self.assertEqual(few["inputs"], many["inputs"])
 

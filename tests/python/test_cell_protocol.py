@@ -16,7 +16,7 @@ from runner import aggregate, catalog, cell_protocol, matrix, outputs, regenerat
 
 
 class Command(unittest.TestCase):
-    def test_a_later_visit_names_both_counts_and_the_reference(self):
+    def test_a_later_visit_names_both_counts_and_the_oracle(self):
         cmd = cell_protocol.command("am-cell-x", "list_dupe", 10, seed=3, threads=1, param=0.5, samples=4,
                                     min_ms=1, reps=6, partner_reps=9, expect=2 ** 63)
         self.assertEqual(cmd, ["am-cell-x", "--workload", "list_dupe", "--size", "10", "--seed", "3",

@@ -1,7 +1,7 @@
 """Rounds without processes (made-up answers): how a cell's samples are split
 between rounds, the order of visits (blocks, a new blocked shuffle each
 round), what a later round does to the cell, and that a later round passes
-round 1's repetitions and reference checksum; and the cell's own check of
+round 1's repetitions and oracle checksum; and the cell's own check of
 --expect (Expect, which runs the system cell)."""
 import json
 import os
@@ -147,10 +147,10 @@ class Rounds(unittest.TestCase):
 
 
 class Expect(unittest.TestCase):
-    """Later rounds pass round 1's reference checksum (--expect) so the cell does
-    not compute it again; the check stays: a wrong value fails the cell."""
+    """Later rounds pass round 1's oracle checksum (--expect), and the cell
+    checks its own against it: a wrong value fails the cell."""
 
-    def test_the_cell_checks_against_the_given_reference(self):
+    def test_the_cell_checks_against_the_given_oracle(self):
         ensure_cells()
         exe = catalog.cell_exe(os.path.join(BUILD, "bin"), "system")
         cmd = [exe, "--workload", "thrash_pool", "--size", "210", "--seed", "7", "--samples", "1", "--reps", "3"]
@@ -170,7 +170,7 @@ class Expect(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("--expect needs --reps", p.stderr)
 
-    def test_a_later_round_passes_round_one_s_reps_and_reference(self):
+    def test_a_later_round_passes_round_one_s_reps_and_oracle(self):
         c = aggregate.Measurement(matrix.Cell("gcc", "system", "thrash_pool", 10, 1, 0.0, False))
         c.status = "ok"
         c.result = cell_protocol.Answer.from_json({"reps": 4, "expect": 2 ** 63 + 5, "ops_per_rep": 1,

@@ -476,10 +476,10 @@ class TooLargeForMemory(unittest.TestCase):
     # a long cell, not a large one, and --timeout answers it.
     CONSTANT_MEMORY = {"contention", "producer_consumer"}
 
-    def test_every_workload_refuses_it_before_its_reference(self):
+    def test_every_workload_refuses_it_before_its_oracle(self):
         # Every workload the cell lists, on both rows: "out of memory", or
         # "skipped" where the workload does not apply to the row. A workload
-        # whose reference or run loops over the size first would hit the
+        # whose oracle or run loops over the size first would hit the
         # subprocess timeout instead.
         ensure_cells()
         bin_dir = os.path.join(BUILD, "bin")

@@ -1,5 +1,5 @@
 /* test_contention.c: the contention workload on this row: its checksum equals
- * the reference for 1-3 threads and several W, every block it took from a
+ * the oracle for 1-3 threads and several W, every block it took from a
  * shared heap came back, the work loop's calibration is positive, a given loop
  * count is used as given, the repetition's own time excludes starting and
  * joining its threads, and rows whose heaps share unlocked state say "not
@@ -50,7 +50,7 @@ static void test_checksum_counts_and_calibration(void) {
             }
 #endif
             CHECK_MSG(status == AM_OK, "threads %u W %g: status %d", threads, ws[k], status);
-            CHECK_MSG(sum == w->reference(&job), "threads %u W %g: checksum differs from the reference", threads,
+            CHECK_MSG(sum == w->oracle(&job), "threads %u W %g: checksum differs from the oracle", threads,
                       ws[k]);
             CHECK(metric(&job, "work_loop_per_ns") > 0);
             /* the work loop's count was found once and is what ran */
@@ -95,7 +95,7 @@ static void test_given_work_loops(void) {
     am_destroy(h);
 #if AM_FREE_REUSES
     CHECK_MSG(status == AM_OK, "status %d", status);
-    CHECK(sum == w->reference(&job));
+    CHECK(sum == w->oracle(&job));
     CHECK(job.work_loops == 77 && metric(&job, "work_loops") == 77);
     CHECK(metric(&job, "work_loop_per_ns") == -1); /* not measured */
 #else
@@ -120,9 +120,9 @@ static void test_iterations_follow_w_and_seed(void) {
     job.param = 100000;
     CHECK(sw->ops(&job) == 2 * 50);
     job.seed = 1;
-    uint64_t a = w->reference(&job);
+    uint64_t a = w->oracle(&job);
     job.seed = 2;
-    CHECK(w->reference(&job) != a);
+    CHECK(w->oracle(&job) != a);
 }
 
 int main(int argc, char **argv) {

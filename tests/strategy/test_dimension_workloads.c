@@ -1,5 +1,5 @@
 /* test_dimension_workloads.c: the workloads of the dimensions suite under each
- * strategy, at every param they sweep: checksum equal to the reference, every
+ * strategy, at every param they sweep: checksum equal to the oracle, every
  * block returned (or, for the drop variants, the heap reset), out of memory
  * reported and cleaned up wherever it strikes, and what each one is for: a
  * heap per subsystem in churn_traverse, far more bytes allocated than live in
@@ -91,10 +91,10 @@ static void test_suite_listed(void) {
     CHECK(suite_workload(0) != NULL);
 }
 
-/* Every param, a few sizes and seeds: the reference's checksum, nothing live
+/* Every param, a few sizes and seeds: the oracle's checksum, nothing live
  * on the heap after a repetition (the drop variants reset it: nothing live,
  * frees fewer than allocations), or not applicable with a reason. */
-static void test_matches_reference(void) {
+static void test_matches_oracle(void) {
     static const size_t sizes[] = {1, 2, 17, 100, 1000, 0};
     for (int i = 0; suite_workload(i); i++) {
         const am_workload *w = suite_workload(i);
@@ -115,7 +115,7 @@ static void test_matches_reference(void) {
                     }
                     CHECK_MSG(status == AM_OK, "%s size %zu param %g: status %d", w->name, job.size, params[p],
                               status);
-                    CHECK_MSG(got == w->reference(&job), "%s size %zu param %g seed %llu: checksum differs",
+                    CHECK_MSG(got == w->oracle(&job), "%s size %zu param %g seed %llu: checksum differs",
                               w->name, job.size, params[p], (unsigned long long)seed);
                     am_stats st;
                     am_get_stats(h, &st);
@@ -139,13 +139,13 @@ static void test_param_changes_checksum(void) {
             am_job a, b;
             job_init(&a, 1000, 1, params[0]);
             job_init(&b, 1000, 1, params[p]);
-            CHECK_MSG(w->reference(&a) != w->reference(&b), "%s: params %g and %g agree", w->name, params[0],
+            CHECK_MSG(w->oracle(&a) != w->oracle(&b), "%s: params %g and %g agree", w->name, params[0],
                       params[p]);
         }
     }
 }
 
-/* Limits from tiny to enough: each run succeeds with the reference's checksum
+/* Limits from tiny to enough: each run succeeds with the oracle's checksum
  * or reports out of memory with nothing live on the heap. */
 static void test_out_of_memory_anywhere(void) {
     for (int i = 0; suite_workload(i); i++) {
@@ -169,7 +169,7 @@ static void test_out_of_memory_anywhere(void) {
             CHECK_MSG(live == 0, "%s limit %zu: %zu bytes live after status %d", w->name, limit, live, status);
             oom |= status == AM_ERR_OOM;
             if (status == AM_OK) {
-                CHECK_MSG(got == w->reference(&job), "%s limit %zu: checksum differs", w->name, limit);
+                CHECK_MSG(got == w->oracle(&job), "%s limit %zu: checksum differs", w->name, limit);
                 ok = 1;
             }
         }
@@ -192,7 +192,7 @@ static void test_churn_heap_per_subsystem(void) {
         CHECK(h);
         int status = -1;
         uint64_t got = w->run(h, &job, &status);
-        CHECK(status == AM_OK && got == w->reference(&job));
+        CHECK(status == AM_OK && got == w->oracle(&job));
         am_stats st;
         am_get_stats(h, &st);
         uint64_t steps = (uint64_t)p * len;
@@ -216,7 +216,7 @@ static void test_nested_allocator_propagated(void) {
         am_stats st;
         int status;
         uint64_t got = run_on_new_heap(names[i], 810, 2, &job, &status, &st);
-        CHECK(status == AM_OK && got == am_workload_find(names[i])->reference(&job));
+        CHECK(status == AM_OK && got == am_workload_find(names[i])->oracle(&job));
         CHECK_MSG(st.allocs == want[i], "%s: %llu allocations on its heap, expected %llu", names[i],
                   (unsigned long long)st.allocs, (unsigned long long)want[i]);
     }
@@ -235,7 +235,7 @@ static void test_drop_resets_instead_of_freeing(void) {
         int status;
         uint64_t got = run_on_new_heap(names[i], 810, 4, &job, &status, &st);
 #if AM_RESET_FREES_LIVE && !AM_HEAPS_SHARE_STATE
-        CHECK_MSG(status == AM_OK && got == am_workload_find(names[i])->reference(&job), "%s: status %d", names[i],
+        CHECK_MSG(status == AM_OK && got == am_workload_find(names[i])->oracle(&job), "%s: status %d", names[i],
                   status);
         CHECK_MSG(st.allocs == allocs[i] && st.frees == frees[i] && st.bytes_live == 0,
                   "%s: %llu allocations, %llu frees, %zu bytes live", names[i], (unsigned long long)st.allocs,
@@ -273,7 +273,7 @@ static void test_producer_consumer_one_heap(void) {
         am_get_stats(h, &st);
         am_destroy(h);
 #if AM_THREAD_SAFE
-        CHECK_MSG(status == AM_OK && got == w->reference(&job), "threads %u: status %d", threads, status);
+        CHECK_MSG(status == AM_OK && got == w->oracle(&job), "threads %u: status %d", threads, status);
         CHECK_MSG(st.allocs == 3000u * threads && st.frees == st.allocs && st.bytes_live == 0,
                   "threads %u: %llu allocations, %llu frees", threads, (unsigned long long)st.allocs,
                   (unsigned long long)st.frees);
@@ -324,7 +324,7 @@ static void test_size_mix_distributions(void) {
 
 static const am_test tests[] = {
     {"suite_listed", test_suite_listed},
-    {"matches_reference", test_matches_reference},
+    {"matches_oracle", test_matches_oracle},
     {"param_changes_checksum", test_param_changes_checksum},
     {"out_of_memory_anywhere", test_out_of_memory_anywhere},
     {"churn_heap_per_subsystem", test_churn_heap_per_subsystem},

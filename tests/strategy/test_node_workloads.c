@@ -1,7 +1,7 @@
 /* test_node_workloads.c: the list and map workloads (the 2009 Boost monotonic
  * comparison's thrash_pool_sort_list_int and thrash_pool_map_list_unaligned, and
  * list_create, list_dupe, list_iterate, map_erase) under each strategy: checksum equal
- * to the reference, the allocations each one is meant to make, every byte returned,
+ * to the oracle, the allocations each one is meant to make, every byte returned,
  * and out of memory reported and cleaned up wherever it strikes. */
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +32,10 @@ static void after_rep(am_heap *h) {
     if (!AM_FREE_REUSES) am_reset(h);
 }
 
-static uint64_t reference(const am_workload *w, size_t size, uint64_t seed) {
+static uint64_t oracle(const am_workload *w, size_t size, uint64_t seed) {
     am_job job;
     job_init(&job, size, seed);
-    return w->reference(&job);
+    return w->oracle(&job);
 }
 
 static int index_of(const char *name) {
@@ -54,7 +54,7 @@ static void test_registered(void) {
         CHECK_MSG(at > last, "%s is out of workloads.def's order", names[i]);
         last = at;
         CHECK(w->sizes == am_sizes_linear && w->log_sizes == am_sizes_log);
-        CHECK(!w->threaded && w->run && w->reference && w->summary && *w->summary);
+        CHECK(!w->threaded && w->run && w->oracle && w->summary && *w->summary);
         CHECK(w->reps(10) >= 1 && w->reps(1810) >= 1 && w->reps(1000000) >= 1);
         CHECK(w->reps(10) >= w->reps(1810) && w->reps(10) <= 1000);
         double per_elem = w->ops(1810) / 1810.0;
@@ -63,7 +63,7 @@ static void test_registered(void) {
     }
 }
 
-static void test_matches_reference(void) {
+static void test_matches_oracle(void) {
     static const size_t sizes[] = {1, 2, 10, 11, 99, 810, 0};
     am_heap *h = new_heap();
     CHECK(h);
@@ -76,7 +76,7 @@ static void test_matches_reference(void) {
                 uint64_t got = run_once(w, h, sizes[s], seed, &status);
                 CHECK_MSG(status == AM_OK, "%s size %zu seed %llu: status %d", names[i], sizes[s],
                           (unsigned long long)seed, status);
-                CHECK_MSG(got == reference(w, sizes[s], seed), "%s size %zu seed %llu: checksum differs",
+                CHECK_MSG(got == oracle(w, sizes[s], seed), "%s size %zu seed %llu: checksum differs",
                           names[i], sizes[s], (unsigned long long)seed);
                 CHECK_MSG(live_bytes(h) == 0, "%s size %zu: %zu bytes live after the repetition", names[i],
                           sizes[s], live_bytes(h));
@@ -91,7 +91,7 @@ static void test_matches_reference(void) {
 static void test_checksum_follows_seed(void) {
     for (int i = 0; names[i]; i++) {
         const am_workload *w = am_workload_find(names[i]);
-        CHECK_MSG(reference(w, 810, 1) != reference(w, 810, 2), "%s: seeds 1 and 2 agree", names[i]);
+        CHECK_MSG(oracle(w, 810, 1) != oracle(w, 810, 2), "%s: seeds 1 and 2 agree", names[i]);
     }
 }
 
@@ -181,7 +181,7 @@ static void test_out_of_memory(void) {
         CHECK_MSG(live_bytes(h) == 0, "%s: %zu bytes live after running out", names[i], live_bytes(h));
         after_rep(h);
         uint64_t got = run_once(w, h, 10, 3, &status);
-        CHECK_MSG(status == AM_OK && got == reference(w, 10, 3), "%s: the heap is unusable after OOM", names[i]);
+        CHECK_MSG(status == AM_OK && got == oracle(w, 10, 3), "%s: the heap is unusable after OOM", names[i]);
         CHECK(live_bytes(h) == 0);
         am_destroy(h);
     }
@@ -196,7 +196,7 @@ static void test_out_of_memory_anywhere(void) {
     const size_t size = 40;
     for (int i = 0; names[i]; i++) {
         const am_workload *w = am_workload_find(names[i]);
-        uint64_t want = reference(w, size, 5);
+        uint64_t want = oracle(w, size, 5);
         int ok = 0;
         for (size_t limit = 16; limit <= (1u << 20) && !ok; limit += limit < 8192 ? 16 : limit / 4) {
             am_options o;
@@ -221,7 +221,7 @@ static void test_out_of_memory_anywhere(void) {
 
 static const am_test tests[] = {
     {"registered", test_registered},
-    {"matches_reference", test_matches_reference},
+    {"matches_oracle", test_matches_oracle},
     {"checksum_follows_seed", test_checksum_follows_seed},
     {"allocation_counts", test_allocation_counts},
     {"out_of_memory", test_out_of_memory},

@@ -108,7 +108,7 @@ static void test_query_heap_distances_and_counts(void) {
             uint64_t want = slow_checksum(900, seed, threads);
             CHECK_MSG(sum == want, "threads %u seed %llu: checksum %llu, plain Dijkstra %llu", threads,
                       (unsigned long long)seed, (unsigned long long)sum, (unsigned long long)want);
-            CHECK(w->reference(&job) == want);
+            CHECK(w->oracle(&job) == want);
             CHECK(sw->ops(&job) == (double)threads * (double)am_query_heap_queries(900));
             am_stats s;
             am_get_stats(h, &s);
@@ -161,7 +161,7 @@ static void test_mmap_pressure_checksums(void) {
                 continue;
             }
             CHECK_MSG(status == AM_OK, "threads %u, %g %%: status %d", threads, fractions[k], status);
-            CHECK_MSG(sum == w->reference(&job), "threads %u, %g %%: checksum differs", threads, fractions[k]);
+            CHECK_MSG(sum == w->oracle(&job), "threads %u, %g %%: checksum differs", threads, fractions[k]);
             CHECK(metric(&job, "resident_pct") >= 0 && metric(&job, "resident_pct") <= 100);
             CHECK(metric(&job, "file_backed") == FILE_ROW);
             /* the repetition's time is its eviction plus its queries, nothing else */
@@ -202,7 +202,7 @@ static void test_mmap_file_eviction_and_no_file_left(void) {
         job.options.path = dir; /* where mmap_file puts its files */
         int status = -1;
         uint64_t sum = w->run(NULL, &job, &status);
-        CHECK(status == AM_OK && sum == w->reference(&job));
+        CHECK(status == AM_OK && sum == w->oracle(&job));
         am_mmap_pressure_residency(&evictable, &resident);
         if (k == 0) CHECK(evictable > 0 && resident == evictable);
     }

@@ -1,5 +1,5 @@
 /* test_workloads.c: every registered workload, run on this row's strategy at
- * sizes 1, the sweep's first two and its last, gives its reference checksum,
+ * sizes 1, the sweep's first two and its last, gives its oracle checksum,
  * returns every block it took, and fails with AM_ERR_OOM (not a crash) on a
  * heap too small for it. It does not time anything. */
 #include <string.h>
@@ -41,7 +41,7 @@ static int check_returned(am_heap *h, const am_workload *w, size_t size, const c
     return 1;
 }
 
-static void test_checksums_match_reference(void) {
+static void test_checksums_match_oracle(void) {
     for (const am_workload *const *wp = am_workloads; *wp; wp++) {
         const am_workload *w = *wp;
         size_t sizes[4] = {1, w->sizes[0], w->sizes[0] ? w->sizes[1] : 0, 0};
@@ -61,8 +61,8 @@ static void test_checksums_match_reference(void) {
                 if (status == AM_ERR_NA) { CHECK(job.reason && *job.reason); na = 1; break; } /* n/a on this row */
                 CHECK_MSG(status == AM_OK, "%s size %zu seed %llu: status %d", w->name, sizes[k],
                           (unsigned long long)seed, status);
-                uint64_t want = w->reference(&job);
-                CHECK_MSG(got == want, "%s size %zu seed %llu: checksum %llu, reference %llu", w->name,
+                uint64_t want = w->oracle(&job);
+                CHECK_MSG(got == want, "%s size %zu seed %llu: checksum %llu, oracle %llu", w->name,
                           sizes[k], (unsigned long long)seed, (unsigned long long)got,
                           (unsigned long long)want);
                 am_stats s;
@@ -83,11 +83,11 @@ static void test_seed_changes_checksum(void) {
         const am_workload *w = *wp;
         am_job job;
         init_job(&job, w, w->sizes[0], 1);
-        uint64_t first = w->reference(&job);
+        uint64_t first = w->oracle(&job);
         int differs = 0;
         for (uint64_t seed = 2; seed <= 8 && !differs; seed++) {
             init_job(&job, w, w->sizes[0], seed);
-            differs = w->reference(&job) != first;
+            differs = w->oracle(&job) != first;
         }
         CHECK_MSG(differs, "%s: the same checksum for seeds 1..8", w->name);
     }
@@ -143,7 +143,7 @@ static void test_tiny_limit_reports_oom(void) {
 
 int main(int argc, char **argv) {
     static const am_test tests[] = {
-        {"checksums_match_reference", test_checksums_match_reference},
+        {"checksums_match_oracle", test_checksums_match_oracle},
         {"seed_changes_checksum", test_seed_changes_checksum},
         {"tiny_limit_reports_oom", test_tiny_limit_reports_oom},
         {NULL, NULL}};
