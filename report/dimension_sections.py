@@ -34,6 +34,7 @@ def dimension_picture(plots):
     forests = sorted((p for p in plots if p["kind"] == "forest"), key=at)
     return forests[-1:] or [p for p in plots if p["kind"] in ("ratio", "time")][:1]
 
+
 class DimensionSections:
     def dimension_section(self):
         run = self.run

@@ -14,9 +14,9 @@ from runner.errors import UsageError
 
 # The ratios divide by the default partner's own row (make PARTNER=,
 # cell/partner.h): every one-thread cell is timed beside that code, and the
-# partner's row differs from it less from process to process than any other
-# row does, so it adds the least spread to a ratio that goes through the
-# partner (docs/bench.md, "The baseline").
+# partner's row spreads from it from process to process no more than any
+# other row, so it adds the least spread to a ratio that goes through the
+# partner (docs/bench.md, "The baseline"; docs/measurements.md).
 DEFAULT_BASELINE = "minimal"
 FALLBACK_BASELINE = "system"
 # A cell's samples are taken in ROUNDS processes (visits), each round visiting
