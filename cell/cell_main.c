@@ -5,7 +5,7 @@
  *   calibrate  without --reps: the repetitions that make a sample last
  *              --min-ms, on a heap of its own that is destroyed afterwards;
  *              the same for the partner row (partner.h) without --partner-reps;
- *   warm up    one sample on each measured heap, its checksum checked;
+ *   warm up    each seed once on each measured heap, its checksum checked;
  *   sample     --samples timed samples, each checked, with their page faults;
  *              a one-thread cell takes each beside one of its partner's, in
  *              the order row-partner, partner-row, row-partner ... (ABBA), so
@@ -320,8 +320,12 @@ static int warm_up(side *sd, unsigned reps) {
     return check_sample(sd, status, sum, reps);
 }
 
-/* One warm-up sample on each measured heap, then the timed ones, each
- * checked; the row's and the partner's alternate, row first in even pairs. */
+/* A warm-up on each measured heap, then the timed samples, each checked;
+ * the row's and the partner's alternate, row first in even pairs. The
+ * warm-up runs each seed once, not a whole sample: a fresh heap reaches the
+ * size it keeps in its first repetition of an input, and a visit's samples
+ * come after it (docs/measurements.md: the first timed sample is no slower
+ * than after a whole sample's warm-up). */
 static void take_samples(cell *c, side *row, side *partner) {
     const cell_args *a = c->a;
     c->ns = calloc(a->samples, sizeof *c->ns);
@@ -331,7 +335,7 @@ static void take_samples(cell *c, side *row, side *partner) {
     if (!c->ns || !c->minor_faults || !c->major_faults || !c->partner_ns) { fail(c, "out of memory", 3); return; }
     if (fresh_heap(row) || (c->partner && fresh_heap(partner))) return;
     am_count_start();
-    if (warm_up(row, c->reps) || (c->partner && warm_up(partner, c->partner_reps))) return;
+    if (warm_up(row, c->seeds) || (c->partner && warm_up(partner, c->seeds))) return;
     c->hw = am_hw_counters_open(&c->hw_why);
     for (unsigned s = 0; s < a->samples && !c->finished; s++) {
         if (!c->partner) row_sample(row, s);
