@@ -243,20 +243,24 @@ def control_count(ratio_entries, control):
 
 
 def to_revisit(ratios, moved, revisited):
-    """The blocks to visit again, the most needed first: those with an
-    unstable ratio (its pairs of visits disagree; the widest interval
-    first), then those during a visit of which a CPU they ran on changed
-    state (moved: block -> such visits) more often than they were revisited
-    (revisited: block -> count)."""
-    need = {}
+    """What to visit again, the most needed block first: [(block, cells)].
+    A block with undecided ratios (their interval too wide to say what the
+    margin asks; the widest first) wants the cells of those ratios and their
+    baseline's cells, which pair with them by round: a visit of a cell whose
+    ratio is decided would buy little. A block during a visit of which a CPU
+    it ran on changed state (moved: block -> such visits) more often than it
+    was revisited (revisited: block -> count) wants every cell (cells None)."""
+    need, cells = {}, {}
     for r in ratios:
         if r.unstable:
             b = matrix.block_of(r.cell)
             need[b] = max(need.get(b, 0.0), r.ci_high / r.ci_low if r.ci_low > 0 else float("inf"))
+            cells.setdefault(b, set()).update((r.cell, r.cell._replace(strategy=r.baseline)))
     for b, n in moved.items():
         if n > revisited.get(b, 0):
             need.setdefault(b, 0.0)
-    return sorted(need, key=lambda b: (-need[b], str(b)))
+            cells[b] = None
+    return [(b, cells[b]) for b in sorted(need, key=lambda b: (-need[b], str(b)))]
 
 
 class Group:

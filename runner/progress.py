@@ -56,12 +56,12 @@ class Progress:
         self._next(rnd)
 
     def revisit(self, extra, cells):
-        """A revisit of `cells` cells begins (the blocks that need it)."""
+        """A revisit of `cells` cells begins (those that need it)."""
         self.total += cells
         self.round_size = cells
         if not self.tty:
-            print(f"revisit {extra + 1}: {cells} cells of the blocks whose visits disagreed "
-                  f"or whose CPU changed state", flush=True)
+            print(f"revisit {extra + 1}: {cells} cells, of the undecided ratios and their baseline, "
+                  f"and of the blocks whose CPU changed state", flush=True)
 
     def before(self, m, rnd=0):
         if rnd != self.rnd:

@@ -173,28 +173,27 @@ class Visits:
                 self.block(rnd, cells)
 
     def revisits(self):
-        """Up to cfg.revisits more rounds over the blocks that need one, the most
-        needed first while the revisits stay within REVISIT_SHARE of the
-        planned visits: every round visits them in a new shuffled order, and
-        pairs stay in one round."""
-        size = {}
+        """Up to cfg.revisits more rounds over the cells that need one, the
+        most needed block first while the revisits stay within REVISIT_SHARE
+        of the planned visits: every round visits them in a new shuffled
+        order, and a ratio's two cells stay in one round."""
+        of_block = {}
         for c in self.cfg.cells:
-            size[matrix.block_of(c)] = size.get(matrix.block_of(c), 0) + 1
+            of_block.setdefault(matrix.block_of(c), []).append(c)
         budget = int(REVISIT_SHARE * len(self.cfg.cells) * self.cfg.rounds)
         for extra in range(self.cfg.revisits):
             todo = []
-            for b in aggregate.to_revisit(self.ratios.of(list(self.of.values())), self.moved, self.revisited):
-                if size[b] <= budget:
-                    todo.append(b)
-                    budget -= size[b]
+            for b, wanted in aggregate.to_revisit(self.ratios.of(list(self.of.values())), self.moved, self.revisited):
+                cells = [c for c in of_block[b] if wanted is None or c in wanted]
+                if len(cells) <= budget:
+                    todo += cells
+                    budget -= len(cells)
+                    self.revisited[b] = self.revisited.get(b, 0) + 1
             if not todo:
                 return
             rnd = self.cfg.rounds + extra
-            cells = [c for c in self.cfg.cells if matrix.block_of(c) in todo]
-            self.progress.revisit(extra, len(cells))
-            for b in todo:
-                self.revisited[b] = self.revisited.get(b, 0) + 1
-            for block in matrix.blocks(matrix.round_order(cells, rnd, self.cfg.seed)):
+            self.progress.revisit(extra, len(todo))
+            for block in matrix.blocks(matrix.round_order(todo, rnd, self.cfg.seed)):
                 self.block(rnd, block)
 
     def note(self):

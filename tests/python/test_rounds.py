@@ -220,9 +220,9 @@ class Revisits(unittest.TestCase):
     """Blocks whose ratios are unstable, or during which a CPU changed state,
     are visited again (run.Visits), within the limits; no processes: made-up answers."""
 
-    def visit_all(self, noisy_size, moved_sizes=(), revisits=3, rounds_=6):
+    def visit_all(self, noisy_size, moved_sizes=(), revisits=3, rounds_=6, rows=("base", "other")):
         cells = matrix.blocked_shuffle([matrix.Cell("cc", s, "thrash_pool", size, 1, 0.0, False)
-                                        for s in ("base", "other") for size in (1, 2, 3, 4)], random.Random(1))
+                                        for s in rows for size in (1, 2, 3, 4)], random.Random(1))
         cfg = types.SimpleNamespace(seed=1, samples=rounds_, rounds=rounds_, revisits=revisits, min_ms=1.0, threaded_min_ms=1.0,
                                     mem_limits={}, settings=aggregate.Settings(), cells=cells,
                                     cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row,
@@ -267,6 +267,16 @@ class Revisits(unittest.TestCase):
         self.assertEqual(seen[("base", 2)], list(range(9)))   # the pairs stay in one round
         self.assertEqual(seen[("other", 1)], list(range(6)))
         self.assertEqual(visits.note()["blocks_revisited"], 1)
+
+    def test_a_revisit_takes_the_undecided_ratios_cells_and_their_baseline_alone(self):
+        # "third" times as the baseline does in every visit: its ratio is decided
+        seen, _ = self.visit_all(noisy_size=2, rows=("base", "other", "third"))
+        self.assertEqual(seen[("other", 2)], list(range(9)))
+        self.assertEqual(seen[("base", 2)], list(range(9)))
+        self.assertEqual(seen[("third", 2)], list(range(6)))
+        # a CPU that changed state during a block's visit: every cell again
+        seen, _ = self.visit_all(noisy_size=None, moved_sizes=(3,), rows=("base", "other", "third"))
+        self.assertEqual(seen[("third", 3)], list(range(7)))
 
     def test_a_block_whose_cpu_moved_is_visited_once_more(self):
         seen, visits = self.visit_all(noisy_size=None, moved_sizes=(3,))
