@@ -27,8 +27,8 @@ from runner.errors import UsageError  # noqa: E402
 DEFAULT_SIZE = 1810
 MIN_RUNS = 10
 WARMUP = 3
-# calibration: one sample of this many ms with the --strategy row of the first compiler; the
-# process then does calibration + warm-up + sample, about three times that
+# calibration: one sample of this many ms with the --strategy row of the first compiler; each
+# timed process then warms up (one repetition of each seed) and takes that one sample
 CALIBRATE_MS = 50.0
 
 
@@ -119,8 +119,8 @@ def time_commands(args, named, out_dir, stem, title, reps, workload, size, cc_no
     for r in data.get("results", []):
         r["peak_rss_bytes"] = rss.get(r.get("command"))
     note = (f"Each process: `--workload {workload} --size {size} --reps {reps} --samples 1` "
-            f"(calibration run, warm-up run and one sample of {reps} repetitions: the same work in "
-            f"every command). {version}, {WARMUP} warm-up runs, at least {args.runs} runs, no shell "
+            f"(a warm-up of one repetition of each seed, then one sample of {reps} repetitions: the "
+            f"same work in every command). {version}, {WARMUP} warm-up runs, at least {args.runs} runs, no shell "
             f"(`-N`). Compilers: {cc_note}.\n\n"
             f"hyperfine times whole processes (start, page faults, exit included) and does not "
             f"measure memory: the peak memory below is the cell's own measurement (VmHWM, as "
