@@ -144,9 +144,9 @@ def make_parser():
                          f"whole matrix, each in a new order (default {config.DEFAULT_ROUNDS}, --quick "
                          f"{config.QUICK_ROUNDS}; at most --samples; fewer than 6 cannot mark a difference)")
     ap.add_argument("--revisits", type=whole_number(0), metavar="E",
-                    help=f"visit a block again, at most E times, while one of its ratios is undecided "
-                         f"(its interval too wide for the margin) or a CPU it ran on changed state "
-                         f"(default {config.DEFAULT_REVISITS}; 0: never)")
+                    help=f"revisit a block at most E times: the cells of its undecided ratios (their "
+                         f"interval too wide for the margin) with the baseline's, or every cell when a "
+                         f"CPU it ran on changed state (default {config.DEFAULT_REVISITS}; 0: never)")
     ap.add_argument("--margin", type=margin_arg, metavar="M",
                     help=f"a ratio is marked as a difference when its 95%% interval excludes 1 and it is "
                          f"at least M away from 1: 0.02 or 2%% (default {aggregate.Settings.margin:g})")
