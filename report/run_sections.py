@@ -77,6 +77,9 @@ class RunSections:
         unstable = (f"This run: {fmt_int(cells['unstable'])} of {fmt_int(cells.get('ok', 0))} cells unstable."
                     if cells.get("unstable") is not None else "")
         control = self.control_text()
+        more = m.get("baseline_samples")
+        baseline_more = (f" (the baseline {esc(str(more))}: every ratio of a block goes through its visits)"
+                         if more and more != m.get("samples") else "")
         spread = (f" The samples are split between {esc(str(rounds))} rounds: the runner passes over the whole "
                   "matrix that many times, each time in a new order, and each visit is a new process, so a "
                   "slow minute of a shared machine touches one round of a cell, not all of it."
@@ -87,7 +90,7 @@ class RunSections:
 <code>am-cell-&lt;strategy&gt;</code>, so one strategy's heap state cannot leak into the next cell's timing.
 Each strategy is its own executable; its allocation fast path is inlined into the containers.{spread}</li>
 <li><strong>Calibration and warm-up.</strong> The cell repeats the workload until one sample lasts at least
-{v("min_ms")} ms, runs a warm-up, then takes {v("samples")} samples in all; each sample's checksum is compared with
+{v("min_ms")} ms, runs a warm-up, then takes {v("samples")} samples in all{baseline_more}; each sample's checksum is compared with
 the workload's oracle (the same computation without the allocator), so a strategy that corrupts data fails instead of looking fast.</li>
 <li><strong>Median and interval.</strong> A process is one observation of a cell, however many samples it
 takes: a cell's figure is the median over its visits of each visit's median time per operation, and its 95%

@@ -30,6 +30,12 @@ FALLBACK_BASELINE = "system"
 # several samples a visit, and the time budget: docs/bench.md (visits and
 # samples), docs/measurements.md.
 DEFAULT_ROUNDS = 8
+# The baseline's visits take this many times a row's samples: every ratio of
+# a block goes through the baseline's visits, and those visits (the baseline
+# beside a copy of itself) spread from process to process by what their
+# samples leave and no more, so samples narrow it where, for other rows, only
+# visits would (docs/bench.md, visits and samples; docs/measurements.md).
+BASELINE_SAMPLES = 3
 DEFAULT_SAMPLES = 64
 DEFAULT_MIN_MS = 0.5
 QUICK_ROUNDS = 8

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 
-from runner import catalog, cell_process, cell_protocol, environment, runlock
+from runner import catalog, cell_process, cell_protocol, config, environment, runlock
 
 ROOT = catalog.ROOT
 
@@ -153,6 +153,7 @@ def make_meta(cfg, static, measurements, started, state, pinning_note, revisits=
         "workloads": list(cfg.workloads),
         "workload_facts": cell_protocol.workload_facts(cfg.listing[cfg.compilers[0]], cfg.workloads),
         "samples": cfg.samples,
+        "baseline_samples": cfg.samples * config.BASELINE_SAMPLES,
         "rounds": cfg.rounds,
         "revisits": dict(revisits or {"limit": cfg.revisits}),
         "min_ms": cfg.min_ms,

@@ -89,15 +89,18 @@ def spreads(run, baseline, over_partner=False):
     return out
 
 
-def costs(meta, samples, samples_per_visit):
+def costs(meta, samples):
     """(ms of a later visit's fixed part, ms of one sample) from meta.json's
-    "time" and the count of samples, or None."""
+    "time" and the samples, or None. A later visit's samples are counted, not
+    taken from the plan: the baseline takes more, a threaded cell one, a slow
+    cell fewer."""
     t = meta.get("time") or {}
     later, sampled = t.get("later visits"), (t.get("in samples") or {}).get("seconds")
-    if not later or sampled is None or not samples:
+    if not later or not later.get("processes") or sampled is None or not samples:
         return None
-    sample_ms = 1000 * sampled / samples
-    return later["ms_each"] - samples_per_visit * sample_ms, sample_ms
+    sample_ms = 1000 * sampled / len(samples)
+    per_later_visit = sum(1 for s in samples if s["round"] > 1) / later["processes"]
+    return later["ms_each"] - per_later_visit * sample_ms, sample_ms
 
 
 def report(run):
@@ -108,7 +111,7 @@ def report(run):
              f"robust standard deviations of the logs (1.4826 MAD), the median over cells (and the upper quartile)"]
     figures = spreads(run, baseline)
     figures.update(spreads(run, baseline, over_partner=True))
-    cost = costs(meta, len(run.samples), per_visit)
+    cost = costs(meta, run.samples)
     for k, fig in sorted(figures.items()):
         lines.append(f"{k}:")
         for name in ("inside a process", "between processes"):

@@ -6,7 +6,7 @@ The processes are started by cell_process.py, their command lines and
 answers are cell_protocol.py's."""
 import os
 
-from runner import aggregate, catalog, cell_protocol, memlimit, stats
+from runner import aggregate, catalog, cell_protocol, config, memlimit, stats
 from runner.cell_protocol import check_answer
 
 
@@ -61,6 +61,8 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
         samples, min_ms = 1, cfg.threaded_min_ms
     else:
         samples, min_ms = samples_in_round(cfg.samples, cfg.rounds, rnd), cfg.min_ms
+        if cell.strategy == cfg.baseline:
+            samples *= config.BASELINE_SAMPLES
     if rnd:  # round 1's counts, and its oracle checksum: the cell need not compute it again
         later = {"reps": m.result.reps, "partner_reps": m.result.partner_reps, "expect": m.result.expect}
         samples = samples_this_visit(m.result, samples, min_ms)

@@ -45,5 +45,17 @@ class OverThePartner(unittest.TestCase):
         self.assertIn("over the partner", noise.report(run))
 
 
+class Costs(unittest.TestCase):
+    def test_a_later_visit_s_samples_are_counted_not_planned(self):
+        # two later visits of 10 ms: one of three samples (a baseline's), one of one (a
+        # threaded cell's); six samples of 1 ms in all, two of them in first visits
+        meta = {"time": {"later visits": {"processes": 2, "ms_each": 10.0}, "in samples": {"seconds": 0.006}}}
+        samples = [{"round": r} for r in (1, 1, 2, 2, 2, 2)]
+        fixed, sample_ms = noise.costs(meta, samples)
+        self.assertAlmostEqual(sample_ms, 1.0)
+        self.assertAlmostEqual(fixed, 8.0)
+        self.assertIsNone(noise.costs({"time": {}}, samples))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -202,6 +202,7 @@ class ReportOfGoodFolder(unittest.TestCase):
         method = self.root.by_id("method").text()
         self.assertIn("42", method)
         self.assertIn("split between 3 rounds", method)
+        self.assertIn("9 samples in all (the baseline 27", method)
 
 
 class ReportOfMarks(unittest.TestCase):

@@ -71,7 +71,8 @@ class FullDisk(unittest.TestCase):
                          [("minimal", "10", "ok"), ("minimal", "210", "ok"), ("system", "10", "ok"),
                           ("system", "210", "ok")])
         lines = [line for line in samples.splitlines() if line.startswith(COMPILER + ",")]
-        self.assertEqual(len(lines), 4 * 3)
+        self.assertEqual(len(lines), sum(int(r["samples"]) for r in rows))
+        self.assertGreaterEqual(len(lines), 4 * 3)
 
     def test_no_partial_files_are_left(self):
         for folder in (self.out, self.tmp.name):

@@ -15,11 +15,12 @@ import unittest.mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, ensure_cells  # noqa: E402
-from runner import aggregate, catalog, cell_protocol, matrix, outputs, progress, rounds, run, schema  # noqa: E402
+from runner import aggregate, catalog, cell_protocol, config, matrix, outputs, progress, rounds, run, schema  # noqa: E402
 
 
 def made_up_config(**settings):
     """The run settings rounds.measure reads, made up, and cells that need no build."""
+    settings.setdefault("baseline", "minimal")
     return types.SimpleNamespace(seed=1, mem_limits={}, settings=aggregate.Settings(),
                                  cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row, **settings)
 
@@ -209,6 +210,25 @@ class VisitBudget(unittest.TestCase):
         seen = measure_commands(c, made_up_config(samples=48, rounds=6, min_ms=0.5), rnd=2)
         self.assertEqual(seen[0][seen[0].index("--samples") + 1], "1")
 
+    def test_the_baseline_takes_more_samples_a_visit(self):
+        # every ratio of a block goes through the baseline's visits
+        cfg = made_up_config(samples=48, rounds=6, min_ms=0.5, threaded_min_ms=3.0)
+        planned = {}
+        for row in ("minimal", "pool"):
+            seen = measure_commands(aggregate.Measurement(matrix.Cell("gcc", row, "list_dupe", 1810, 1, 0.0, False)), cfg)
+            planned[row] = int(seen[0][seen[0].index("--samples") + 1])
+        self.assertEqual(planned, {"pool": 8, "minimal": 8 * config.BASELINE_SAMPLES})
+        self.assertGreater(config.BASELINE_SAMPLES, 1)
+        c = aggregate.Measurement(matrix.Cell("gcc", "minimal", "list_dupe", 1810, 1, 0.0, False))
+        c.status, c.result = "ok", self.answer(0.5, 0.5)
+        c.summary = aggregate.summarize(c)
+        seen = measure_commands(c, cfg, rnd=2)
+        self.assertEqual(seen[0][seen[0].index("--samples") + 1], str(8 * config.BASELINE_SAMPLES))
+        # a threaded baseline cell is timed alone: one sample a visit, as any
+        c = aggregate.Measurement(matrix.Cell("gcc", "minimal", "contention", 100, 2, 0.0, True))
+        seen = measure_commands(c, cfg)
+        self.assertEqual(seen[0][seen[0].index("--samples") + 1], "1")
+
     def test_a_threaded_cell_takes_one_sample_a_visit(self):
         c = aggregate.Measurement(matrix.Cell("gcc", "system", "contention", 100, 2, 0.0, True))
         seen = measure_commands(c, made_up_config(samples=48, rounds=6, min_ms=0.5, threaded_min_ms=3.0))
@@ -224,6 +244,7 @@ class Revisits(unittest.TestCase):
         cells = matrix.blocked_shuffle([matrix.Cell("cc", s, "thrash_pool", size, 1, 0.0, False)
                                         for s in rows for size in (1, 2, 3, 4)], random.Random(1))
         cfg = types.SimpleNamespace(seed=1, samples=rounds_, rounds=rounds_, revisits=revisits, min_ms=1.0, threaded_min_ms=1.0,
+                                    baseline="base",
                                     mem_limits={}, settings=aggregate.Settings(), cells=cells,
                                     cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row,
                                     row=lambda name: None)
