@@ -190,6 +190,7 @@ typedef struct side {
     cell *c;
     am_heap *h;
     void *partner;
+    unsigned untimed_reps; /* its warm-up's and the repetitions before its samples */
 } side;
 
 /* A new heap for the side, aged, the previous one destroyed; 0 when it has
@@ -309,6 +310,7 @@ static void partner_sample(side *sd, unsigned s) {
  * slower beside its partner on alloc_bulk without it). */
 static int rewarm(side *sd) {
     uint64_t sum, ns;
+    sd->untimed_reps++;
     int status = side_sample(sd, 1, &sum, &ns);
     if (status != AM_OK) check_sample(sd, status, sum, 1);
     return sd->c->finished;
@@ -316,8 +318,18 @@ static int rewarm(side *sd) {
 
 static int warm_up(side *sd, unsigned reps) {
     uint64_t sum, ns;
+    sd->untimed_reps += reps;
     int status = side_sample(sd, reps, &sum, &ns);
     return check_sample(sd, status, sum, reps);
+}
+
+/* Sample s of one side, after an untimed repetition when the other side ran
+ * last (*last: the side whose repetition ran last). */
+static void side_turn(side *sd, side *row, side **last, unsigned s) {
+    if (*last != sd && rewarm(sd)) return;
+    *last = sd;
+    if (sd == row) row_sample(sd, s);
+    else partner_sample(sd, s);
 }
 
 /* A warm-up on each measured heap, then the timed samples, each checked;
@@ -325,7 +337,10 @@ static int warm_up(side *sd, unsigned reps) {
  * warm-up runs each seed once, not a whole sample: a fresh heap reaches the
  * size it keeps in its first repetition of an input, and a visit's samples
  * come after it (docs/measurements.md: the first timed sample is no slower
- * than after a whole sample's warm-up). */
+ * than after a whole sample's warm-up). The partner warms up first, so that
+ * the row's first sample follows its own warm-up, as it does timed alone: a
+ * repetition more before it would be a third of a one-sample visit for a row
+ * whose repetition lasts 100 ms. */
 static void take_samples(cell *c, side *row, side *partner) {
     const cell_args *a = c->a;
     c->ns = calloc(a->samples, sizeof *c->ns);
@@ -335,24 +350,25 @@ static void take_samples(cell *c, side *row, side *partner) {
     if (!c->ns || !c->minor_faults || !c->major_faults || !c->partner_ns) { fail(c, "out of memory", 3); return; }
     if (fresh_heap(row) || (c->partner && fresh_heap(partner))) return;
     am_count_start();
-    if (warm_up(row, c->seeds) || (c->partner && warm_up(partner, c->seeds))) return;
+    if ((c->partner && warm_up(partner, c->seeds)) || warm_up(row, c->seeds)) return;
     c->hw = am_hw_counters_open(&c->hw_why);
+    side *last = row;
     for (unsigned s = 0; s < a->samples && !c->finished; s++) {
-        if (!c->partner) row_sample(row, s);
-        else if (s % 2 == 0) { /* the partner's sample came last (or its warm-up) */
-            if (!rewarm(row)) row_sample(row, s);
-            if (!c->finished && !rewarm(partner)) partner_sample(partner, s);
-        } else {
-            partner_sample(partner, s);
-            if (!c->finished && !rewarm(row)) row_sample(row, s);
+        if (!c->partner) {
+            row_sample(row, s);
+            continue;
         }
+        /* ABBA: row-partner, partner-row, ... */
+        side *first = s % 2 == 0 ? row : partner, *second = s % 2 == 0 ? partner : row;
+        side_turn(first, row, &last, s);
+        if (!c->finished) side_turn(second, row, &last, s);
     }
     am_stats st;
     am_get_stats(row->h, &st);
     c->reserved_peak = st.reserved_peak;
 }
 
-static void report(const cell *c) {
+static void report(const cell *c, const side *row, const side *partner) {
     const cell_args *a = c->a;
     double ops = ops_of(c->w, &c->job);
     char digest[17];
@@ -371,9 +387,11 @@ static void report(const cell *c) {
     json_u64("peak_rss", am_peak_rss_bytes());
     json_u64("reserved_peak", c->reserved_peak);
     json_u64s("samples_ns", c->ns, a->samples);
+    json_u64("untimed_reps", row->untimed_reps);
     if (c->partner_reps) {
         json_str("partner", am_partner.name);
         json_u64("partner_reps", c->partner_reps);
+        json_u64("partner_untimed_reps", partner->untimed_reps);
         json_u64s("partner_samples_ns", c->partner_ns, a->samples);
     } else {
         json_str("alone", c->alone_why ? c->alone_why : "");
@@ -410,7 +428,7 @@ static void open_partner(cell *c) {
 
 /* Oracle, calibration, samples and the report; the exit code. */
 static int measure(cell *c) {
-    side row = {c, NULL, NULL}, partner = {c, NULL, NULL};
+    side row = {c, NULL, NULL, 0}, partner = {c, NULL, NULL, 0};
     if (!consult_oracle(c)) fail(c, "out of memory", 3);
     else open_partner(c);
     partner.partner = c->partner;
@@ -427,7 +445,7 @@ static int measure(cell *c) {
     if (c->partner) am_partner.close(c->partner);
     c->partner = partner.partner = NULL;
     if (c->finished) return c->exit_code;
-    report(c);
+    report(c, &row, &partner);
     return 0;
 }
 
