@@ -27,6 +27,23 @@ def rows():
     return [(r.name, r.source) for r in catalog.read_rows()]
 
 
+def partner_row():
+    """the build's partner row (make PARTNER=), from its flags stamp"""
+    with open(os.path.join(BUILD, "flags.txt")) as f:
+        return f.read().rsplit("| partner ", 1)[1].split()[0]
+
+
+def symbols(path):
+    """(name, address) of each function an object or executable defines"""
+    out = subprocess.run(["nm", path], capture_output=True, text=True, check=True).stdout
+    return [(f[2], int(f[0], 16)) for f in (line.split() for line in out.splitlines())
+            if len(f) == 3 and f[1] in "tT"]
+
+
+def defined(path):
+    return {name for name, _ in symbols(path)}
+
+
 @unittest.skipUnless(shutil.which("nm") and shutil.which("objdump"), "needs nm and objdump (binutils)")
 class MeasuredBuild(unittest.TestCase):
     @classmethod
@@ -55,6 +72,24 @@ class MeasuredBuild(unittest.TestCase):
                 self.assertNotIn(source + "_free", names)
                 # and the workloads are there: the check would pass on an empty binary
                 self.assertIn("am_workload_list_create", names)
+
+    def test_the_partner_s_row_lies_as_the_partner(self):
+        # the cell of the partner's own row holds the same code twice, its
+        # unit and the partner's: each function must sit at the same place
+        # within a cache line in both, or the same loops run at two
+        # alignments (clang's minimal ran alloc_pair 0-45% slower than the
+        # partner; the Makefile's ALIGN)
+        partner = partner_row()
+        path = dict((row, p) for row, _, p in self.cells)[partner]
+        in_main = defined(os.path.join(BUILD, partner, "cell_main.o"))
+        places = {}
+        for name, address in symbols(path):
+            if name not in in_main and ".cold" not in name:
+                places.setdefault(name, []).append(address % 64)
+        twice = {name: a for name, a in places.items() if len(a) == 2}
+        self.assertGreater(len(twice), 50, "too few functions found in both units")
+        apart = sorted(f"{name} at {a[0]:#x} and {a[1]:#x}" for name, a in twice.items() if a[0] != a[1])
+        self.assertEqual(apart, [], f"{len(apart)} of {len(twice)} functions lie apart within a cache line")
 
     def test_no_asserts(self):
         for row, _, path in self.cells:
