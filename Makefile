@@ -45,13 +45,15 @@ OS_CFLAGS :=
 OS_LIBS := -lm -lpthread -ldl
 PLATFORM_SRC := platform/platform_posix.c
 endif
-# Every function starts on a cache line (64 bytes), so that its loops keep the
-# alignment its own code gives them, whatever code the unit has before it.
-# Without it the same code ran at two speeds in one executable: clang's
-# minimal ran alloc_pair 0-45% slower than the partner beside it (the same
-# row) from one process to another, gcc's partner thrash_pool twice as slow
-# as the row (docs/measurements.md, "The same code at two alignments").
-ALIGN := -falign-functions=64
+# Every function and every loop the compiler aligns starts on a cache line
+# (64 bytes), so that a loop's speed is its code's and not the accident of
+# where the code before it ends. Without the first the same code ran at two
+# speeds in one executable: clang's minimal ran alloc_pair 0-45% slower than
+# the partner beside it (the same row) from one process to another. Without
+# the second gcc's thrash_pool ran 1.5 us a repetition in some rows and 2.2-2.9
+# in others, its inner loop across a line or not (docs/measurements.md, "The
+# same code at two alignments").
+ALIGN := -falign-functions=64 -falign-loops=64
 CFLAGS_ALL := -std=c11 $(OPT) -g $(WARN) $(ALIGN) $(OS_CFLAGS) -Iplatform -Iallocators -Icontainers -Iworkloads $(if $(filter 1,$(DEBUG)),-DAM_DEBUG=1) $(EXTRA_CFLAGS)
 LDLIBS_ALL := $(OS_LIBS) $(EXTRA_LDFLAGS)
 
