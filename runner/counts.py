@@ -279,7 +279,11 @@ def beside_times(folder):
 
 
 def write(out_dir, entries, meta):
-    rows = sorted(entries, key=lambda e: schema.key_fields(schema.key_of(e)))
+    # the figures as counts.csv holds them (schema.fmt): counts.txt is made of
+    # them, so that a run's table and its shards' merged table, which is read
+    # from their CSV files, say the same
+    rows = [{k: schema.number(schema.fmt(v)) if isinstance(v, float) else v for k, v in e.items()}
+            for e in sorted(entries, key=lambda e: schema.key_fields(schema.key_of(e)))]
     outputs.write_atomic(os.path.join(out_dir, "counts.json"), json.dumps(meta, indent=1, sort_keys=True) + "\n")
     outputs.write_atomic(os.path.join(out_dir, "counts.csv"),
                          schema.csv_text(schema.COUNT_COLS, ([e.get(k) for k in schema.COUNT_COLS] for e in rows)))

@@ -389,6 +389,22 @@ class Figures(unittest.TestCase):
                 with self.assertRaises(counts.CountError):
                     counts.read_events(path)
 
+    def test_the_table_reads_the_figures_the_csv_holds(self):
+        # a merge of shards writes counts.txt from counts.csv (six digits);
+        # a run wrote it from its own figures, and 66.40496 read 66.4 in the
+        # one and 66.41 in the other
+        key = dict(compiler="gcc", workload="w", size=10, threads=1, param=0.0, reason=None, reps=4,
+                   ops_per_rep=100.0, i1_misses_per_op=0.5, lli_misses_per_op=0.1, d1_misses_per_op=1.0,
+                   lld_misses_per_op=0.2)
+        entries = [dict(key, strategy="a", status="ok", instructions_per_op=66.40496, est_cycles_per_op=120.4),
+                   dict(key, strategy="base", status="ok", instructions_per_op=50.0, est_cycles_per_op=100.0)]
+        meta = {"baseline": "base", "reps": 4, "seed": 1}
+        with tempfile.TemporaryDirectory() as tmp:
+            counts.write(tmp, entries, meta)
+            _, read_back = counts.read(tmp)
+            with open(os.path.join(tmp, "counts.txt")) as f:
+                self.assertEqual(f.read(), count_tables.text(read_back, "base", meta))
+
     def test_disagreements(self):
         key = dict(compiler="gcc", workload="w", size=10, threads=1, param=0.0)
         cnt = [dict(key, strategy="base", status="ok", est_cycles_per_op=100.0),
