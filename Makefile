@@ -408,6 +408,7 @@ allocmark: benchmark and compare allocator strategies (README.md, docs/).
 Variables (make VAR=value ...):
   CC=clang           the compiler (default gcc), built in build/<its name>/
   OPT="-O3"          optimisation flags (default -O2); EXTRA_CFLAGS, EXTRA_LDFLAGS: more
+  ALIGN=             functions and loops not aligned to a cache line (docs/compilers.md)
   DEBUG=1            the debug layer (a header and canary per block), in build/<cc>-debug/
   ALLOCATORS=a,b     only these rows (of allocators/strategies.txt, or their <row>@virtual twins)
   EXTERNAL=name:/path/to/libfoo.so   a row system-<name>: the system row linked against that
