@@ -25,6 +25,7 @@
 #include "cell_json.h"
 #include "cell_list.h"
 #include "count_start.h"
+#include "inputs.h"
 #include "partner.h"
 #include "sample.h"
 #include "workload.h"
@@ -100,44 +101,8 @@ static double ops_of(const am_workload *w, const am_job *job) {
 
 /* ---------------------------------------------------------------- the inputs */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001B3ull;
-    return h;
-}
-
-static uint64_t gcd(uint64_t x, uint64_t y) {
-    while (y) {
-        uint64_t t = x % y;
-        x = y;
-        y = t;
-    }
-    return x;
-}
-
-/* A digest of what a sample ran: the job's parameters, and each seed with
- * its oracle checksum and its share of the repetitions (in lowest terms,
- * so that counts of 2K and 3K repetitions digest alike). Two cells with equal
- * digests ran the same inputs in the same proportions. */
 static uint64_t inputs_digest(const cell *c) {
-    const am_job *job = &c->job;
-    uint64_t h = fnv(0xCBF29CE484222325ull, c->w->name, strlen(c->w->name));
-    uint64_t size = job->size, threads = job->threads;
-    h = fnv(h, &size, sizeof size);
-    h = fnv(h, &threads, sizeof threads);
-    h = fnv(h, &job->param, sizeof job->param);
-    if (job->has_work_loops) h = fnv(h, &job->work_loops, sizeof job->work_loops);
-    uint64_t age = c->a->age; /* the heap's state when measuring starts is part of the experiment */
-    h = fnv(h, &age, sizeof age);
-    uint64_t share = 0;
-    for (unsigned k = 0; k < c->seeds; k++) share = gcd(share, c->reps / c->seeds + (k < c->reps % c->seeds));
-    for (unsigned k = 0; k < c->seeds; k++) {
-        uint64_t seed = c->a->seed + k, count = (c->reps / c->seeds + (k < c->reps % c->seeds)) / share;
-        h = fnv(h, &seed, sizeof seed);
-        h = fnv(h, &count, sizeof count);
-        h = fnv(h, &c->oracle_sums[k], sizeof c->oracle_sums[k]);
-    }
-    return h;
+    return am_inputs_digest(c->w->name, &c->job, c->a->age, c->a->seed, c->seeds, c->reps, c->oracle_sums);
 }
 
 /* Before any heap: the oracle of each repetition seed (for a threaded
