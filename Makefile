@@ -225,7 +225,7 @@ $(BUILD)/common/%.o: %.c $(FLAGS_STAMP)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 $(BUILD)/unit/%$(EXE): tests/unit/%.c $(BUILD)/common/tests/check.o $(UNIT_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Itests -o $@ $^ $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -Itests -MMD -MP -o $@ $(filter %.c %.o,$^) $(LDLIBS_ALL)
 
 # the cell's sources lived in runner/ before cell/: an older build's .d files
 # still name them, and these empty rules let such an object be rebuilt instead

@@ -4,6 +4,7 @@
 #ifndef AM_SAMPLE_H
 #define AM_SAMPLE_H
 
+#include "stack_place.h"
 #include "workload.h"
 
 /* A strategy whose free does not reuse memory is reset after each repetition,
@@ -18,8 +19,8 @@
 /* reps repetitions, cycling through the seeds seed, seed + 1, ..., seed +
  * seeds - 1; the time is the loop's, or for a threaded workload the sum of
  * what its repetitions timed. The workload's status. */
-static int am_sample_run(const am_workload *w, am_heap *h, am_job *job, uint64_t seed, unsigned seeds,
-                         unsigned reps, uint64_t *checksum, uint64_t *ns) {
+static AM_NOINLINE int am_sample_loop(const am_workload *w, am_heap *h, am_job *job, uint64_t seed, unsigned seeds,
+                                      unsigned reps, uint64_t *checksum, uint64_t *ns) {
     uint64_t sum = 0, timed = 0;
     int status = AM_OK;
     unsigned k = 0;
@@ -35,6 +36,16 @@ static int am_sample_run(const am_workload *w, am_heap *h, am_job *job, uint64_t
     uint64_t wall = am_now_ns() - t0;
     *ns = w->threaded ? timed : wall;
     *checksum = sum;
+    return status;
+}
+
+/* The sample's loop with its frame at one place on the stack (stack_place.h):
+ * the same code, the row's or the partner's, finds its locals at the same
+ * offsets within a page in every process. */
+static int am_sample_run(const am_workload *w, am_heap *h, am_job *job, uint64_t seed, unsigned seeds,
+                         unsigned reps, uint64_t *checksum, uint64_t *ns) {
+    int status;
+    AM_AT_STACK_PLACE(status = am_sample_loop(w, h, job, seed, seeds, reps, checksum, ns));
     return status;
 }
 

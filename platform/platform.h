@@ -95,6 +95,18 @@ AM_INLINE void am_escape(const void *p) {
 #define AM_CLOBBER() __asm__ __volatile__("" ::: "memory")
 #endif
 
+/* Stack bytes reserved in the caller's frame (alloca), freed when it returns:
+ * a sample's loop starts at one stack address modulo a page (cell/sample.h). */
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <malloc.h>
+#define AM_STACK_RESERVE(n) _alloca(n)
+#elif defined(__GNUC__) || defined(__clang__)
+#define AM_STACK_RESERVE(n) __builtin_alloca(n)
+#else
+#include <alloca.h>
+#define AM_STACK_RESERVE(n) alloca(n)
+#endif
+
 /* ---- time ---- */
 uint64_t am_now_ns(void); /* monotonic, nanosecond resolution */
 
