@@ -263,7 +263,7 @@ def gate_sections(runs, ids, margin):
         if not found and not lost:
             whole = whole or [f"no cell of it has a ratio to {baseline} that the base has too"]
         lines, n = gate.report(found, gate.judge(found, margin, control), margin, baseline, control, lost, whole,
-                               gate.other_inputs(runs[0], run, found))
+                               gate.other_inputs(runs[0], run, found), gate.common_seed(runs[0], run))
         moved += n
         unjudgeable += bool(lost or whole)
         out.append((f"Gate: {ids[i]} against {ids[0]}", lines))

@@ -146,6 +146,13 @@ def other_inputs(base, run, found):
     return sum(1 for c in found if inputs(base, c.key) != inputs(run, c.key))
 
 
+def common_seed(base, run):
+    """The seed both runs were given (meta.json), or None when they differ or
+    one does not say."""
+    seed = base.meta.get("seed")
+    return seed if seed is not None and seed == run.meta.get("seed") else None
+
+
 def broken(run):
     """Why a run as a whole cannot be judged ([] when it can): interrupted, or no cells."""
     out = []
@@ -234,9 +241,10 @@ def cell_text(k):
     return f"{k[0]} {k[1]} {k[2]} {k[3]}{extra}"
 
 
-def report(found, verdict, margin, baseline, control=None, lost=(), whole=(), other=0):
+def report(found, verdict, margin, baseline, control=None, lost=(), whole=(), other=0, seed=None):
     """(text lines, number of cells that moved). verdict: judge()'s; lost:
-    unjudged()'s cells; whole: broken()'s reasons; other: other_inputs()."""
+    unjudged()'s cells; whole: broken()'s reasons; other: other_inputs();
+    seed: common_seed()."""
     moved = [c for c in found if c.moved]
     partners = sorted({c.against for c in found if c.against != baseline})
     what = (f"each cell's time over its partner's beside it ({', '.join(partners)}; a change to the partner's own row "
@@ -250,10 +258,15 @@ def report(found, verdict, margin, baseline, control=None, lost=(), whole=(), ot
              f"whole when the median z of its cells (at least {WHOLE_CELLS}), as the z of a median, is beyond "
              f"{WHOLE_SDS:g} and its median change beyond the margin, and then each of its cells whose change points "
              f"the same way with z beyond {TOUCHED_SDS:g} and beyond the margin moved too."]
-    if other:
+    if other and seed is None:
         lines.append(f"The work differs between the runs in {other} of {len(found)} cells (their inputs: another "
                      f"seed, size or workload version): a change there may be the work's, not the code's. Give both "
                      f"runs one SEED.")
+    elif other:  # one seed: what differs is what each run calibrates, or the workload itself
+        lines.append(f"The work differs between the runs in {other} of {len(found)} cells, though both ran seed "
+                     f"{seed} (their inputs: work each run calibrates, such as contention's loop between "
+                     f"operations, or another size or workload version): a change there may be the work's, not the "
+                     f"code's.")
     if control:
         mine = [c for c in found if c.key[1] == control]
         lines.append(f"A/A control {control}: moved in {sum(c.moved for c in mine)} of {len(mine)} cells.")

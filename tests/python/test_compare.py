@@ -341,7 +341,7 @@ class GateThroughThePartner(unittest.TestCase):
     partner's: a baseline cell that read slower in one run's processes moves
     itself, not every other cell of its block."""
 
-    def runs(self, tmp, base_drift=1.0, slower=None, other_seed=False):
+    def runs(self, tmp, base_drift=1.0, slower=None, other_seed=False, seeds=(1, 1)):
         """Two paired runs of LEVEL's rows at list_dupe and thrash_pool 1810, 8
         visits each; every process of B's machine 1.3x slower and a few % off on
         both sides; in B, monotonic's list_dupe cell base_drift times slower
@@ -359,7 +359,7 @@ class GateThroughThePartner(unittest.TestCase):
                     cells[k] = [f * v * worse * math.exp(rng.gauss(0, 0.005)) for f in own]
                     beside[k] = [f * 20.0 * math.exp(rng.gauss(0, 0.005)) for f in own]
             folders.append(syn.write_run(os.path.join(tmp, run), cells, ["gcc"], baseline="monotonic", meta=CONTROL,
-                                         partners=("minimal", beside)))
+                                         partners=("minimal", beside), seed=seeds[len(folders)]))
         if other_seed:  # B's cells did other work: summary.csv's inputs differ
             path = os.path.join(folders[1], "summary.csv")
             with open(path) as f:
@@ -387,6 +387,16 @@ class GateThroughThePartner(unittest.TestCase):
             self.assertNotIn("The work differs", p.stdout)
             p = self.runs(tmp + "/x", other_seed=True)
         self.assertIn("The work differs between the runs in 8 of 8 cells", p.stdout)
+
+    def test_runs_of_one_seed_are_not_told_to_give_them_one(self):
+        # contention's loop between operations is calibrated in each run: its
+        # inputs differ between two runs of one seed
+        with tempfile.TemporaryDirectory() as tmp:
+            one = self.runs(tmp, other_seed=True)
+            two = self.runs(tmp + "/x", other_seed=True, seeds=(1, 2))
+        self.assertIn("though both ran seed 1", one.stdout)
+        self.assertNotIn("Give both runs one SEED", one.stdout)
+        self.assertIn("Give both runs one SEED", two.stdout)
 
     def test_a_slower_baseline_cell_moves_itself_alone(self):
         with tempfile.TemporaryDirectory() as tmp:
