@@ -85,6 +85,20 @@ void system_free_aligned(system_heap *h, void *p, size_t n, size_t align) {
 
 void *system_realloc(system_heap *h, void *p, size_t old_n, size_t new_n) {
     if (!p) return system_alloc(h, new_n);
+#if AM_SYSTEM_SIZED
+    /* A sized row shrinks by a new block: a library that shrinks in place
+     * keeps the block in its old size class, and the sized free that follows
+     * names the new size (tcmalloc's tc_free_sized trusts it; the block went
+     * onto another class's free list and a later free crashed). Growing in
+     * place stays within one class, or moves the block. */
+    if (new_n < old_n) {
+        void *q = system_alloc(h, new_n);
+        if (!q) return NULL;
+        memcpy(q, p, new_n);
+        system_free(h, p, old_n);
+        return q;
+    }
+#endif
     if (h->limit && new_n > old_n && !take_bytes(h, new_n - old_n)) return NULL;
     void *q = realloc(p, new_n);
     if (h->limit) {
