@@ -21,7 +21,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 MAKE_SH = os.path.join(ROOT, "tools", "make.sh")
 sys.path.insert(0, HERE)
 import synthetic_runs as syn  # noqa: E402
-from test_compare import gate_runs  # noqa: E402
+from test_gate import gate_runs  # noqa: E402
 
 # the rows make bench ALLOCATORS=system measures: the row and the baseline (no
 # A/A control: its twin monotonic is not measured)

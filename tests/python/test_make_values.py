@@ -14,7 +14,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
-from test_compare import gate_runs  # noqa: E402
+from test_gate import gate_runs  # noqa: E402
 
 INJECTED = "echo INJECTED"
 RECORDER = """#!{python}
