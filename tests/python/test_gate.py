@@ -194,6 +194,50 @@ class GateNoise(unittest.TestCase):
                 self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
 
+def change(strategy, workload, z, se=0.03):
+    """A one-thread change of a cell whose log moved by z standard errors se."""
+    from runner import gate, stats
+    est = z * se
+    iv = stats.Interval(math.exp(est), math.exp(est - 1.96 * se), math.exp(est + 1.96 * se), 8, True)
+    return gate.Change(("gcc", strategy, workload, 1810, 1, 0.0), "minimal", 1.0, iv.estimate, iv)
+
+
+class GateTouchedCells(unittest.TestCase):
+    """A strategy that moved beyond doubt in one cell is judged more closely in
+    its others: those that changed the same way by 2 standard errors and the
+    margin moved too (one slower fast path, seen in every cell it touches)."""
+
+    def judge(self, *found):
+        """The workloads of the cells that moved, among the cells given and
+        six of the same row that did not change (so that it does not move
+        as a whole)."""
+        from runner import gate
+        found = list(found) + [change(c.key[1], f"still{i}", 0.0) for c in found[:1] for i in range(6)]
+        gate.judge(found, 0.02)
+        return {c.key[2] for c in found if c.moved}
+
+    def test_a_row_that_moved_in_one_cell_moves_in_those_that_changed_alike(self):
+        self.assertEqual(self.judge(change("pool", "alloc_pair", 20), change("pool", "list_create", 3),
+                                    change("pool", "map_erase", 0.5), change("pool", "list_dupe", -3)),
+                         {"alloc_pair", "list_create"})
+
+    def test_no_cell_beyond_doubt_moves_nothing(self):
+        self.assertEqual(self.judge(change("pool", "alloc_pair", 4), change("pool", "list_create", 3),
+                                    change("pool", "map_erase", 0.5)), set())
+
+    def test_only_the_rows_own_cells(self):
+        self.assertEqual(self.judge(change("pool", "alloc_pair", 20), change("system", "list_create", 3)),
+                         {"alloc_pair"})
+
+    def test_cells_that_moved_both_ways_say_no_direction(self):
+        self.assertEqual(self.judge(change("pool", "alloc_pair", 20), change("pool", "alloc_bulk", -20),
+                                    change("pool", "list_create", 3)), {"alloc_pair", "alloc_bulk"})
+
+    def test_within_the_margin_does_not_move(self):
+        self.assertEqual(self.judge(change("pool", "alloc_pair", 20), change("pool", "list_create", 3, se=0.005)),
+                         {"alloc_pair"})
+
+
 class GateThroughThePartner(unittest.TestCase):
     """Cells timed beside a partner are judged on their time over the
     partner's: a baseline cell that read slower in one run's processes moves
