@@ -8,7 +8,7 @@ compiler (gcc, clang):
 - in its @virtual build the run function of each workload named below calls
   through a pointer inside a loop: one indirect call per operation;
 - the @virtual cell runs the same inputs as its row and gets the same answer;
-- the contract tests (tests/strategy/test_allocator.c) pass through the table;
+- the contract tests (tests/strategy/test_allocator.c, test_heap_accounting.c) pass through the table;
 - a run measures the twins only when asked (--virtual, or by name): built
   ones do not double a default run's matrix;
 - CMake builds them with -DAM_VIRTUAL_ROWS=ON, under the same file names.
@@ -107,7 +107,8 @@ class VirtualRows(unittest.TestCase):
                                          ("ok", plain["inputs"], plain["expect"]))
 
     def test_contract_through_the_table(self):
-        tests = [os.path.join(BUILD, "tests", row + SUFFIX, "test_allocator") for row in ROWS]
+        tests = [os.path.join(BUILD, "tests", row + SUFFIX, test) for row in ROWS
+                 for test in ("test_allocator", "test_heap_accounting")]
         subprocess.run(["make", "--no-print-directory", "-j2"] + [os.path.relpath(t, ROOT) for t in tests],
                        cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
         for t in tests:
