@@ -15,13 +15,13 @@ regression of many cells is as visible as one of a single cell. A cell moved
 when its z score is beyond CELL_SDS x k and its change beyond the margin; a
 strategy moved as a whole when the median z score of its cells, as the z of
 a median, is beyond WHOLE_SDS x k and its median change beyond the margin,
-and then each of its cells whose change points the same way beyond
-TOUCHED_SDS x k and the margin moved too: a slower fast path is seen in
-every cell it touches, though each alone is within a run's noise. So are the
-cells of a strategy one of whose cells moved on its own: once a row has
-changed beyond doubt in one cell, its cells that changed the same way by
-TOUCHED_SDS x k and the margin moved too. A change
-to the partner's own row shows as every other paired cell moving the other way.
+and then each of its cells that changed the same way beyond TOUCHED_SDS x k
+and the margin, its interval clear of no change, moved too: a slower fast
+path is seen in every cell it touches, though each alone is within a run's
+noise. So are the cells of a strategy one of whose cells moved on its own:
+once a row has changed beyond doubt in one cell, its cells that changed alike
+moved too. A change to the partner's own row shows as every other paired
+cell moving the other way.
 It computes and says; compare.py decides the exit status."""
 import math
 
@@ -230,18 +230,25 @@ def judge(found, margin, control=None):
         if abs(whole) < WHOLE_SDS or abs(change) < limit or change * whole <= 0:
             continue
         v.wholes.append((strategy, k, math.exp(change), whole, len(cells)))
-        for c, z in zip(cells, zs):
-            est = math.log(c.interval.estimate)
-            if c.interval.reached and z * whole > 0 and abs(z) >= TOUCHED_SDS and abs(est) >= limit:
+        for c in cells:
+            if changed_alike(c, whole > 0, limit):
                 c.moved = True
     return v
+
+
+def changed_alike(c, up, limit):
+    """Whether a cell of a row that moved changed the same way (up: slower)
+    by TOUCHED_SDS and the margin, its 95% interval clear of no change."""
+    iv = c.interval
+    clear = iv.low > 1.0 if up else iv.high < 1.0
+    return (iv.reached and clear and (c.z > 0) == up and abs(c.z) >= TOUCHED_SDS and
+            abs(math.log(iv.estimate)) >= limit)
 
 
 def touched(cells, limit):
     """The cells of one strategy of one kind, after each was judged alone: when
     those that moved on their own agree on the direction, every other cell
-    whose change points that way with z beyond TOUCHED_SDS and beyond the
-    margin moved too. A row that changed beyond doubt in one cell has changed,
+    that changed alike (changed_alike) moved too. A row that changed beyond doubt in one cell has changed,
     and its code runs in the others: one extra loop in a fast path reads +77%
     where the cell allocates and nothing else, and 7-10% where allocation is a
     share of the work, too little for one cell alone among hundreds
@@ -251,8 +258,7 @@ def touched(cells, limit):
         return
     up = signs.pop()
     for c in cells:
-        est = math.log(c.interval.estimate)
-        if c.interval.reached and (c.z > 0) == up and abs(c.z) >= TOUCHED_SDS and abs(est) >= limit:
+        if changed_alike(c, up, limit):
             c.moved = True
 
 
@@ -280,10 +286,9 @@ def report(found, verdict, margin, baseline, control=None, lost=(), whole=(), ot
              f"A/A control {control or '(none)'}, which cannot have moved: {ks or 'no cells'}. A cell moved when its "
              f"z is beyond {CELL_SDS:g} and its change beyond the margin ({100 * margin:g}%); a strategy moved as a "
              f"whole when the median z of its cells (at least {WHOLE_CELLS}), as the z of a median, is beyond "
-             f"{WHOLE_SDS:g} and its median change beyond the margin, and then each of its cells whose change points "
-             f"the same way with z beyond {TOUCHED_SDS:g} and beyond the margin moved too; so did each cell of a "
-             f"strategy one of whose cells moved on its own, when it changed the same way with z beyond "
-             f"{TOUCHED_SDS:g} and beyond the margin."]
+             f"{WHOLE_SDS:g} and its median change beyond the margin, and then each of its cells that changed the "
+             f"same way with z beyond {TOUCHED_SDS:g}, beyond the margin and its interval clear of no change moved "
+             f"too; so did each such cell of a strategy one of whose cells moved on its own."]
     if other and seed is None:
         lines.append(f"The work differs between the runs in {other} of {len(found)} cells (their inputs: another "
                      f"seed, size or workload version): a change there may be the work's, not the code's. Give both "

@@ -194,11 +194,13 @@ class GateNoise(unittest.TestCase):
                 self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
 
-def change(strategy, workload, z, se=0.03):
-    """A one-thread change of a cell whose log moved by z standard errors se."""
+def change(strategy, workload, z, se=0.03, reach=None):
+    """A one-thread change of a cell whose log moved by z standard errors se;
+    reach: its interval's ends as logs (else 1.96 se either side)."""
     from runner import gate, stats
     est = z * se
-    iv = stats.Interval(math.exp(est), math.exp(est - 1.96 * se), math.exp(est + 1.96 * se), 8, True)
+    low, high = reach or (est - 1.96 * se, est + 1.96 * se)
+    iv = stats.Interval(math.exp(est), math.exp(low), math.exp(high), 8, True)
     return gate.Change(("gcc", strategy, workload, 1810, 1, 0.0), "minimal", 1.0, iv.estimate, iv)
 
 
@@ -232,6 +234,12 @@ class GateTouchedCells(unittest.TestCase):
     def test_cells_that_moved_both_ways_say_no_direction(self):
         self.assertEqual(self.judge(change("pool", "alloc_pair", 20), change("pool", "alloc_bulk", -20),
                                     change("pool", "list_create", 3)), {"alloc_pair", "alloc_bulk"})
+
+    def test_an_interval_that_holds_no_change_does_not_move(self):
+        # +8.3%, [-1%, +15%]: z 2.1 from the interval's width, yet no change is inside it
+        self.assertEqual(self.judge(change("pool", "alloc_pair", 20),
+                                    change("pool", "list_create", 2.1, se=0.0383, reach=(-0.01, 0.14))),
+                         {"alloc_pair"})
 
     def test_within_the_margin_does_not_move(self):
         self.assertEqual(self.judge(change("pool", "alloc_pair", 20), change("pool", "list_create", 3, se=0.005)),
