@@ -298,7 +298,8 @@ BENCH_ARGS := $(call opt,--allocators,$(ALLOCATORS)$(if $(ALLOCATORS),$(foreach 
 	$(call opt,--samples,$(SAMPLES)) $(call opt,--rounds,$(ROUNDS)) $(call opt,--baseline,$(BASELINE)) \
 	$(call opt,--seed,$(SEED)) $(call opt,--cpu,$(CPU)) $(call opt,--mem-limit,$(MEM_LIMIT)) \
 	$(if $(filter 1 yes,$(QUICK)),--quick) $(call opt,--out,$(OUT)) \
-	$(call opt,--margin,$(MARGIN)) $(call opt,--revisits,$(REVISITS)) $(if $(filter 1,$(VIRTUAL)),--virtual) \
+	$(call opt,--margin,$(MARGIN)) $(call opt,--revisits,$(REVISITS)) $(call opt,--budget,$(BUDGET)) \
+	$(if $(filter 1,$(VIRTUAL)),--virtual) \
 	$(call shell_words,$(BENCH_FLAGS))
 # shell snippets: $$ccs = the checked commands, then each one's cells built in
 # build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
@@ -419,6 +420,7 @@ Variables (make VAR=value ...):
   QUICK=1            make bench: the small matrix
   WORKLOADS= SUITE= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)
   MARGIN=0.02 REVISITS=   make bench and compare: the practical margin of a mark; revisits (docs/bench.md)
+  BUDGET=S           make bench: seconds the run may take before its revisits stop (QUICK=1: 55)
   V=1                every compiler command of the build (default: a line a row)
   PARTNER=minimal    the row every one-thread cell is timed beside, sample by sample, in its own
                      process (docs/bench.md, "The partner"); a row without a library of its own

@@ -72,7 +72,15 @@ class RunSections:
         statistics = m.get("statistics") or {}
         margin = f"{100 * statistics.get('margin', 0.02):g}%"
         width = f"{100 * statistics.get('unstable_width', 0.10):g}%"
-        v_revisits = esc(str((m.get("revisits") or {}).get("limit", "no")))
+        revisits = m.get("revisits") or {}
+        v_revisits = esc(str(revisits.get("limit", "no")))
+        late = revisits.get("blocks_left_for_time")
+        v_budget = ""
+        budget = revisits.get("budget_s")
+        if isinstance(budget, (int, float)) and budget > 0:
+            v_budget = f" and the run's time budget of {budget:g} s"
+            if isinstance(late, int) and late > 0:
+                v_budget += f", which left {fmt_int(late)} blocks without one"
         cells = m.get("cells") or {}
         unstable = (f"This run: {fmt_int(cells['unstable'])} of {fmt_int(cells.get('ok', 0))} cells unstable."
                     if cells.get("unstable") is not None else "")
@@ -103,7 +111,7 @@ as for a cell. It is marked faster or slower only when that interval lies wholly
 <em>and</em> the ratio is at least {esc(margin)} away from 1; fewer than 6 paired visits mark nothing.</li>
 <li><strong>Undecided ratios.</strong> A ratio whose 95% interval is too wide to say whether it is at least
 {esc(margin)} from 1 or within it is undecided (<code>?</code>): its block was visited again (up to
-{v_revisits} more times, within a quarter of the run's visits) and it stayed so. A cell's own spread from
+{v_revisits} more times, within a quarter of the run's visits{v_budget}) and it stayed so. A cell's own spread from
 process to process is shown, not marked: a finding about its row on this machine (a cell interval wider
 than {esc(width)}: <code>unstable</code> in <code>summary.csv</code>).
 {unstable}</li>

@@ -147,6 +147,10 @@ def make_parser():
                     help=f"revisit a block at most E times: the cells of its undecided ratios (their "
                          f"interval too wide for the margin) with the baseline's, or every cell when a "
                          f"CPU it ran on changed state (default {config.DEFAULT_REVISITS}; 0: never)")
+    ap.add_argument("--budget", type=positive_number, metavar="S",
+                    help=f"seconds the run may take: its revisits stop where it would pass them, the "
+                         f"planned rounds always run (default: no limit; --quick "
+                         f"{config.QUICK_BUDGET_S:g} a compiler)")
     ap.add_argument("--margin", type=margin_arg, metavar="M",
                     help=f"a ratio is marked as a difference when its 95%% interval excludes 1 and it is "
                          f"at least M away from 1: 0.02 or 2%% (default {aggregate.Settings.margin:g})")

@@ -38,8 +38,13 @@ DEFAULT_ROUNDS = 8
 BASELINE_SAMPLES = 3
 DEFAULT_SAMPLES = 64
 DEFAULT_MIN_MS = 0.5
-QUICK_ROUNDS = 8
-QUICK_SAMPLES = 32
+# QUICK=1 is the first look, meant to take a minute: six visits, the fewest
+# with a 95% interval, of four samples, and revisits within QUICK_BUDGET_S.
+# Against eight visits it saved a quarter of the run, and its one-thread
+# ratios agreed between two runs as often (docs/measurements.md, "QUICK
+# within a minute"); its threaded ones, a little less often.
+QUICK_ROUNDS = 6
+QUICK_SAMPLES = 24
 QUICK_MIN_MS = 0.5
 # Cells timed alone (threaded workloads: their time is their threads' own)
 # gain nothing from more samples in a process: one a visit, at least this long
@@ -48,6 +53,10 @@ QUICK_THREADED_MIN_MS = 2.0
 # blocks whose visits disagree (an unstable cell) or during which a CPU
 # changed state are visited again, at most this many times each
 DEFAULT_REVISITS = 3
+# QUICK=1's time budget a compiler, in seconds: its revisits stop where the
+# run would pass it (the planned rounds always run), so that `make bench
+# QUICK=1`, its build check and report included, takes a minute
+QUICK_BUDGET_S = 55.0
 # the cell's own cap (cell/cell_main.c): a size is a count of elements, bytes
 # or MiB, and past 2^40 the workloads' arithmetic would overflow
 MAX_SIZE = 1 << 40
@@ -69,6 +78,7 @@ class RunConfig:
     samples: int
     rounds: int
     revisits: int           # extra rounds over the blocks that need them, at most
+    budget_s: object        # seconds the run may take before its revisits stop, or None
     min_ms: float
     threaded_min_ms: float  # a threaded cell's one sample a visit
     seed: int
@@ -309,6 +319,7 @@ def plan(args):
         rows_of=frozen({c: tuple(r) for c, r in rows_of.items()}), order=tuple(order), baseline=baseline,
         notes=tuple(notes), listing=frozen(listing), workloads=tuple(names), sizes=sizes, param=args.param,
         samples=samples, rounds=rounds, revisits=DEFAULT_REVISITS if args.revisits is None else args.revisits,
+        budget_s=args.budget or (QUICK_BUDGET_S * len(compilers) if quick else None),
         min_ms=args.min_ms or (QUICK_MIN_MS if quick else DEFAULT_MIN_MS),
         threaded_min_ms=max(args.min_ms or 0, QUICK_THREADED_MIN_MS if quick else THREADED_MIN_MS),
         seed=seed, threads=threads, quick=quick, cpu=args.cpu, timeout=args.timeout,

@@ -63,6 +63,14 @@ class Progress:
             print(f"revisit {extra + 1}: {cells} cells, of the undecided ratios and their baseline, "
                   f"and of the blocks whose CPU changed state", flush=True)
 
+    def out_of_time(self, blocks, budget_s):
+        """The revisits stopped at the run's time budget with `blocks` blocks
+        still wanting one."""
+        self.finish()
+        self.width = 0
+        print(f"{blocks} block{'s' if blocks > 1 else ''} wanted a revisit the time budget of "
+              f"{budget_s:g} s had no room for (--budget)", flush=True)
+
     def before(self, m, rnd=0):
         if rnd != self.rnd:
             self.rnd, self.in_round = rnd, 0

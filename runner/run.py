@@ -141,6 +141,9 @@ class Visits:
         self.of = {m.cell: m for m in measurements}
         self.moved = {}      # block -> visits of it during which a CPU it ran on changed state
         self.revisited = {}  # block -> revisits made
+        self.late = set()    # blocks that wanted a revisit the time budget had no room for
+        self.spent = {}      # cell -> (seconds, visits) so far: what a revisit of it will cost
+        self.started = time.monotonic()
         self.work_loops = {}  # rounds.work_key -> W's loop count, from the first cell that measured it
 
     def block(self, rnd, cells):
@@ -161,7 +164,10 @@ class Visits:
             loops = m.result.metrics.get("work_loops") if m.status == "ok" else None
             if loops is not None:
                 self.work_loops.setdefault(key, int(loops))
-            self.progress.after(m, time.monotonic() - t0, rnd)
+            took = time.monotonic() - t0
+            seconds, visits = self.spent.get(c, (0.0, 0))
+            self.spent[c] = (seconds + took, visits + 1)
+            self.progress.after(m, took, rnd)
             self.writer.maybe()
         many = any(c.threaded and c.threads > 1 for c in cells)
         if self.pinner.after_block(before, many):
@@ -173,22 +179,43 @@ class Visits:
             for cells in matrix.blocks(matrix.round_order(self.cfg.cells, rnd, self.cfg.seed)):
                 self.block(rnd, cells)
 
+    def cost(self, cells):
+        """The seconds a visit of these cells takes: each one's visits so far."""
+        return sum(s / n for s, n in (self.spent.get(c, (0.0, 1)) for c in cells))
+
+    def time_left(self):
+        """Seconds left of the run's time budget (cfg.budget_s), or infinity."""
+        if self.cfg.budget_s is None:
+            return float("inf")
+        return self.cfg.budget_s - (time.monotonic() - self.started)
+
     def revisits(self):
         """Up to cfg.revisits more rounds over the cells that need one, the
         most needed block first while the revisits stay within REVISIT_SHARE
-        of the planned visits: every round visits them in a new shuffled
-        order, and a ratio's two cells stay in one round."""
+        of the planned visits and the run within its time budget (a block
+        whose visits cost more than the time left is left out, a cheaper one
+        may still fit): every round visits them in a new shuffled order, and
+        a ratio's two cells stay in one round."""
         of_block = {}
         for c in self.cfg.cells:
             of_block.setdefault(matrix.block_of(c), []).append(c)
         budget = int(REVISIT_SHARE * len(self.cfg.cells) * self.cfg.rounds)
+        self._revisit_rounds(of_block, budget)
+        if self.late:
+            self.progress.out_of_time(len(self.late), self.cfg.budget_s)
+
+    def _revisit_rounds(self, of_block, budget):
         for extra in range(self.cfg.revisits):
-            todo = []
+            todo, left = [], self.time_left()
             for b, wanted in aggregate.to_revisit(self.ratios.of(list(self.of.values())), self.moved, self.revisited):
                 cells = [c for c in of_block[b] if wanted is None or c in wanted]
-                if len(cells) <= budget:
+                cost = self.cost(cells)
+                if cost > left:
+                    self.late.add(b)
+                elif len(cells) <= budget:
                     todo += cells
                     budget -= len(cells)
+                    left -= cost
                     self.revisited[b] = self.revisited.get(b, 0) + 1
             if not todo:
                 return
@@ -201,7 +228,8 @@ class Visits:
         """What meta.json says of the revisits."""
         return {"limit": self.cfg.revisits, "blocks_revisited": len(self.revisited),
                 "revisits": sum(self.revisited.values()),
-                "visits_with_a_cpu_that_moved": sum(self.moved.values())}
+                "visits_with_a_cpu_that_moved": sum(self.moved.values()),
+                "budget_s": self.cfg.budget_s, "blocks_left_for_time": len(self.late)}
 
     def time_note(self):
         """Where the run's time went (meta.json "time"): processes of each kind

@@ -240,18 +240,21 @@ class Revisits(unittest.TestCase):
     """Blocks whose ratios are unstable, or during which a CPU changed state,
     are visited again (run.Visits), within the limits; no processes: made-up answers."""
 
-    def visit_all(self, noisy_size, moved_sizes=(), revisits=3, rounds_=6, rows=("base", "other")):
+    def visit_all(self, noisy_size, moved_sizes=(), revisits=3, rounds_=6, rows=("base", "other"), budget_s=None):
+        """Every process takes one second of a made-up clock."""
         cells = matrix.blocked_shuffle([matrix.Cell("cc", s, "thrash_pool", size, 1, 0.0, False)
                                         for s in rows for size in (1, 2, 3, 4)], random.Random(1))
         cfg = types.SimpleNamespace(seed=1, samples=rounds_, rounds=rounds_, revisits=revisits, min_ms=1.0, threaded_min_ms=1.0,
-                                    baseline="base",
+                                    baseline="base", budget_s=budget_s,
                                     mem_limits={}, settings=aggregate.Settings(), cells=cells,
                                     cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row,
                                     row=lambda name: None)
         answers = {}
+        clock = [0.0]
 
         class Launcher:
             def run(self, cmd, many_threads=False, kind=None):
+                clock[0] += 1.0
                 row, size = cmd[0][len("am-cell-"):], int(cmd[cmd.index("--size") + 1])
                 n = answers[(row, size)] = answers.get((row, size), -1) + 1
                 # the other row's visits of the noisy block spread 30%, every other pair is exact
@@ -277,7 +280,9 @@ class Revisits(unittest.TestCase):
         def tracking(m, cfg_, launcher, rnd=0, work_loops=None):
             pinner.current = m.cell.size
             return measure(m, cfg_, launcher, rnd, work_loops)
-        with unittest.mock.patch.object(rounds, "measure", tracking):
+        with unittest.mock.patch.object(rounds, "measure", tracking), \
+                unittest.mock.patch.object(run.time, "monotonic", lambda: clock[0]):
+            visits.started = clock[0]
             visits.planned()
             visits.revisits()
         return {(m.cell.strategy, m.cell.size): sorted(set(m.result.sample_rounds)) for m in measurements}, visits
@@ -313,6 +318,18 @@ class Revisits(unittest.TestCase):
         self.assertEqual(seen[("other", 2)], [0, 1, 2])
         seen, _ = self.visit_all(noisy_size=2, revisits=0)
         self.assertEqual(seen[("other", 2)], list(range(6)))
+
+    def test_revisits_stop_where_the_run_would_pass_its_time_budget(self):
+        # 8 cells x 6 rounds take 48 s; a revisit of the noisy block's two cells, 2 s
+        seen, visits = self.visit_all(noisy_size=2, budget_s=51)
+        self.assertEqual(seen[("other", 2)], list(range(7)))
+        self.assertEqual(seen[("base", 2)], list(range(7)))
+        self.assertEqual(visits.note()["blocks_left_for_time"], 1)
+        # the planned rounds run whatever the budget
+        seen, visits = self.visit_all(noisy_size=2, budget_s=10)
+        self.assertEqual(seen[("other", 2)], list(range(6)))
+        self.assertEqual(seen[("other", 1)], list(range(6)))
+        self.assertEqual(visits.note()["revisits"], 0)
 
 
 if __name__ == "__main__":
