@@ -68,7 +68,8 @@ def print_plan(cfg):
     print(f"allocmark: {len(cfg.cells)} cells ({', '.join(cfg.compilers)}; {len(cfg.order)} strategies; "
           f"{len(cfg.workloads)} workloads), {cfg.samples} samples of >= {cfg.min_ms:g} ms "
           f"in {cfg.rounds} round{'s' if cfg.rounds > 1 else ''} (up to {cfg.revisits} more for "
-          f"unstable blocks), seed {cfg.seed}, baseline {cfg.baseline} "
+          f"unstable blocks{f', within {cfg.budget_s:g} s' if cfg.budget_s else ''}), seed {cfg.seed}, "
+          f"baseline {cfg.baseline} "
           f"({config.BASELINE_SAMPLES} times the samples)"
           f"{f', A/A control {cfg.control}' if cfg.control else ''}; writing {cfg.out_dir}", flush=True)
     note = cfg.mem_limit_note
