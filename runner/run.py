@@ -200,12 +200,11 @@ class Visits:
         of_block = {}
         for c in self.cfg.cells:
             of_block.setdefault(matrix.block_of(c), []).append(c)
-        budget = int(REVISIT_SHARE * len(self.cfg.cells) * self.cfg.rounds)
-        self._revisit_rounds(of_block, budget)
+        self._revisit_rounds(of_block, int(REVISIT_SHARE * len(self.cfg.cells) * self.cfg.rounds))
         if self.late:
             self.progress.out_of_time(len(self.late), self.cfg.budget_s)
 
-    def _revisit_rounds(self, of_block, budget):
+    def _revisit_rounds(self, of_block, visits_left):
         for extra in range(self.cfg.revisits):
             todo, left = [], self.time_left()
             for b, wanted in aggregate.to_revisit(self.ratios.of(list(self.of.values())), self.moved, self.revisited):
@@ -213,9 +212,9 @@ class Visits:
                 cost = self.cost(cells)
                 if cost > left:
                     self.late.add(b)
-                elif len(cells) <= budget:
+                elif len(cells) <= visits_left:
                     todo += cells
-                    budget -= len(cells)
+                    visits_left -= len(cells)
                     left -= cost
                     self.revisited[b] = self.revisited.get(b, 0) + 1
             if not todo:
