@@ -1,6 +1,7 @@
 /* blocks.h: blocks whose every byte is a function of (key, offset), taken
  * from and given back to a heap, for the contract tests of allocators/
- * allocator.h (test_allocator.c, test_heap_accounting.c): a block that
+ * allocator.h (test_allocator.c, test_heap_accounting.c; test_tls_size_class.c
+ * takes its heaps and statistics): a block that
  * another overlaps, or a copy that lost bytes, is seen. */
 #ifndef AM_TEST_BLOCKS_H
 #define AM_TEST_BLOCKS_H

@@ -2,11 +2,7 @@
  * the contract: the class of every size, LIFO reuse within a class, carving
  * and blocks, per-thread heaps that stay apart, blocks given back when the
  * thread ends. Built for the tls_size_class row only (test_<source>.c). */
-#include <stdlib.h>
-#include <string.h>
-
-#include "check.h"
-#include "workload.h" /* am_rand */
+#include "blocks.h" /* new_heap, stats_of */
 
 #ifdef AM_TLS_SIZE_CLASS_H
 /* DEBUG=1 hands the strategy every block enlarged by a header and a canary
@@ -19,18 +15,7 @@
 #endif
 
 
-static am_heap *new_heap(size_t limit) {
-    am_options o;
-    am_options_default(&o);
-    o.limit = limit;
-    return am_create(&o);
-}
-
-static size_t reserved_of(am_heap *h) {
-    am_stats s;
-    am_get_stats(h, &s);
-    return s.bytes_reserved;
-}
+static size_t reserved_of(am_heap *h) { return stats_of(h).bytes_reserved; }
 
 /* Class k holds blocks of 2^k bytes: the smallest power of two >= n, at least AM_MIN_ALIGN. */
 static void test_class_of_every_size(void) {
