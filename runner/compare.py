@@ -6,8 +6,9 @@ interval from the two runs' visits (Hodges-Lehmann with the Mann-Whitney
 interval: the runs share no rounds). Cells missing from some run are listed
 at the end, never dropped. With --base, it is a regression gate (gate.py):
 it says which cells of the other runs moved against the base beyond the
-noise, exits 1 when one did, and 3 when another run cannot be judged (cells
-of the base missing or failed in it, interrupted, no cells). Folders with
+noise, exits 1 when one did, and 3 when a run cannot be judged (either run
+not finished, cells of the base failed, missing or failed in the other, no
+cells, an A/A control that moved); 0 only when every cell was judged. Folders with
 counts (counts.csv, make count) are also compared count by count: with --base
 a cell whose instructions or estimated cycles per operation changed by 1% or
 more moved (counts repeat exactly: no noise to clear). It measures nothing.
@@ -257,12 +258,15 @@ def gate_sections(runs, ids, margin):
         raise RunError(f"{runs[0].file('meta.json')} names no baseline: the gate judges ratios to it")
     control = (runs[0].meta.get("control") or {}).get("row")
     out, moved, unjudgeable = [], 0, 0
+    base_whole = gate.broken(runs[0], "the base")
     for i, run in enumerate(runs[1:], 1):
         found = gate.changes(runs[0], run, baseline)
-        lost, whole = gate.unjudged(runs[0], run, baseline), gate.broken(run)
+        lost, whole = gate.unjudged(runs[0], run, baseline, found), base_whole + gate.broken(run)
         if not found and not lost:
             whole = whole or [f"no cell of it has a ratio to {baseline} that the base has too"]
-        lines, n = gate.report(found, gate.judge(found, margin, control), margin, baseline, control, lost, whole,
+        verdict = gate.judge(found, margin, control)
+        whole = whole + gate.control_moved(found, verdict, control)
+        lines, n = gate.report(found, verdict, margin, baseline, control, lost, whole,
                                gate.other_inputs(runs[0], run, found), gate.common_seed(runs[0], run))
         moved += n
         unjudgeable += bool(lost or whole)
@@ -275,25 +279,26 @@ def count_sections(paths, ids, gating):
     cells moved, runs that cannot be judged). Counts repeat exactly, so a cell
     moved when it changed by gate.COUNT_THRESHOLD or more, whatever the noise of the times."""
     base_meta, base = counts.read(paths[0])
+    base_whole = gate.count_broken(base_meta, base, "the base")
     out, moved, unjudgeable = [], 0, 0
     for i, path in enumerate(paths[1:], 1):
         meta, entries = counts.read(path)
         found, lost = gate.count_changes(base, entries)
-        lines = []
+        whole = base_whole + gate.count_broken(meta, entries, "the run")
+        lines = [f"cannot be judged: {x}" for x in whole] if gating else []
         if meta.get("compilers") != base_meta.get("compilers"):
             lines.append(f"compiler versions differ: {base_meta.get('compilers')} in {ids[0]}, "
                          f"{meta.get('compilers')} in {ids[i]}: a change may be the compiler's")
         other = sorted(k for k in ("tool", "caches", "reps", "seed") if meta.get(k) != base_meta.get(k))
         if other:
             lines.append(f"counted with other settings ({', '.join(other)}): the counts are not comparable")
-            unjudgeable += gating
         lines += [f"moved by {100 * gate.COUNT_THRESHOLD:g}% or more: {x}" for x in found]
         lines += [f"cannot be judged: {x}" for x in lost]
-        if not found and not lost and not other:
+        if not found and not lost and not other and not whole:
             lines.append(f"no counted cell moved by {100 * gate.COUNT_THRESHOLD:g}% or more "
                          f"(instructions and estimated cycles per operation)")
         moved += len(found) if gating else 0
-        unjudgeable += bool(lost) and gating
+        unjudgeable += bool(whole or other or lost) and gating
         out.append((f"Counts: {ids[i]} against {ids[0]}", lines))
     return out, moved, unjudgeable
 
@@ -324,11 +329,19 @@ def main(argv=None):
         print('compare: give at least two run folders, e.g. make compare RUNS="results/a results/b" or '
               'make compare BASE=results/a RUNS=results/b', file=sys.stderr)
         return 2
+    if args.base:
+        same = [p for p in args.runs if os.path.realpath(p) == os.path.realpath(args.base)]
+        if same:
+            print(f"compare: the base '{args.base}' and the run '{same[0]}' are the same folder: the gate would "
+                  f"judge a run against itself and always pass; give the change's run folder", file=sys.stderr)
+            return 2
     ids = letters(len(paths))
     counted = all(os.path.isfile(os.path.join(p, "counts.csv")) for p in paths)
     timed = not counted or all(os.path.isfile(os.path.join(p, "summary.csv")) for p in paths)
     try:
-        runs = [rundir.load_strict(p) for p in paths] if timed else []
+        # the gate judges only runs whose state it can read (meta.json)
+        need = ("summary.csv", "samples.csv") + (("meta.json",) if args.base else ())
+        runs = [rundir.load_strict(p, need) for p in paths] if timed else []
         sections, moved, unjudgeable = gate_sections(runs, ids, args.margin) if args.base and timed else ([], 0, 0)
         if counted:
             more, n_moved, n_unjudged = count_sections(paths, ids, bool(args.base))
@@ -365,8 +378,8 @@ def main(argv=None):
         print(f"compare: {moved} cell(s) moved against {args.base} beyond the noise (or their counts by "
               f"{100 * gate.COUNT_THRESHOLD:g}% or more)", file=sys.stderr)
     if unjudgeable:
-        print(f"compare: {unjudgeable} run(s) cannot be judged against {args.base}: cells missing or failed, "
-              f"interrupted, or no cells (see the gate section)", file=sys.stderr)
+        print(f"compare: {unjudgeable} run(s) cannot be judged against {args.base}: a run not finished, cells "
+              f"missing or failed, no cells, or an A/A control that moved (see the gate section)", file=sys.stderr)
         return EXIT_UNJUDGED
     return 1 if moved else 0
 

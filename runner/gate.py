@@ -100,11 +100,25 @@ def common_partner(base, run, key):
     return name if name and partner_logs(run, key)[0] == name else None
 
 
+def asked(base, key, baseline):
+    """Whether the gate judges a cell of the base: every cell but those that do
+    not apply (skipped), the partner's own and, in a block timed without a
+    partner, the baseline's (the others' ratios are to it)."""
+    if base.by_key[key].get("status") == "skipped":
+        return False
+    partner = partner_logs(base, key)[0]
+    return not (partner == key[1] or (not partner and key[1] == baseline))
+
+
+def ok_in(run, key):
+    return (run.by_key.get(key) or {}).get("status") == "ok"
+
+
 def changes(base, run, baseline):
-    """[Change] of every cell both runs have a ratio for."""
+    """[Change] of every cell both runs finished (status ok) and have a ratio for."""
     out = []
     for key in base.by_key:
-        if key not in run.by_key:
+        if not (ok_in(base, key) and ok_in(run, key)):
             continue
         partner = common_partner(base, run, key)
         if partner == key[1] or (not partner and key[1] == baseline):
@@ -119,25 +133,32 @@ def changes(base, run, baseline):
     return out
 
 
-def unjudged(base, run, baseline):
-    """[(key, why)] of the cells the base has a ratio for and the run has not:
-    missing from it, failed in it, or its baseline cell failed or missing."""
+def why(entry):
+    return entry["status"] + (f" ({entry['reason']})" if entry.get("reason") else "")
+
+
+def unjudged(base, run, baseline, found):
+    """[(key, why)] of the cells of the base the gate judges (asked) that no
+    change of found is of: failed in the base, missing from the run, failed
+    in it, or without a ratio in one of them (its baseline cell failed or
+    missing)."""
+    judged = {c.key for c in found}
     out = []
-    for key in base.by_key:
-        partner = partner_logs(base, key)[0]
-        if partner == key[1] or (not partner and key[1] == baseline):
+    for key, entry in base.by_key.items():
+        if key in judged or not asked(base, key, baseline):
             continue
-        if not log_ratios(base, key, baseline, partner) or log_ratios(run, key, baseline, partner) or \
-                log_ratios(run, key, baseline):
-            continue
-        entry = run.by_key.get(key)
-        if entry is None:
-            why = "missing"
-        elif entry["status"] != "ok":
-            why = f"{entry['status']}" + (f" ({entry['reason']})" if entry.get("reason") else "")
+        mine = run.by_key.get(key)
+        if entry["status"] != "ok":
+            reason = "failed in the base" + (f" ({entry['reason']})" if entry.get("reason") else "")
+        elif mine is None:
+            reason = "missing"
+        elif mine["status"] != "ok":
+            reason = why(mine)
+        elif not log_ratios(base, key, baseline, partner_logs(base, key)[0]):
+            reason = f"no ratio in the base (its {baseline} cell failed or is missing)"
         else:
-            why = f"no ratio (its {baseline} cell failed or is missing)"
-        out.append((key, why))
+            reason = f"no ratio (its {baseline} cell failed or is missing)"
+        out.append((key, reason))
     return out
 
 
@@ -156,16 +177,43 @@ def common_seed(base, run):
     return seed if seed is not None and seed == run.meta.get("seed") else None
 
 
-def broken(run):
-    """Why a run as a whole cannot be judged ([] when it can): interrupted, or no cells."""
+def broken(run, who="the run"):
+    """Why a run as a whole cannot be judged ([] when it can): it did not
+    finish (interrupted, died, still being written, or its state unknown), or
+    it has no cells. who: how to name it ("the run", "the base")."""
     out = []
-    if run.meta.get("state") == "interrupted":
-        cells = run.meta.get("cells") or {}
-        out.append(f"the run was interrupted ({cells.get('not_run', '?')} of {cells.get('planned', '?')} "
-                   f"cells not run)")
+    state = run.meta.get("state")
+    cells = run.meta.get("cells") if isinstance(run.meta.get("cells"), dict) else {}
+    left = f"{cells.get('not_run', '?')} of {cells.get('planned', '?')} cells not run"
+    if state == "interrupted":
+        out.append(f"{who} was interrupted ({left})")
+    elif state == "died":
+        out.append(f"{who} died: meta.json says it is running, but its runner is gone (killed?); "
+                   f"its files hold the cells done when they were last written")
+    elif state == "running":
+        runner = run.meta.get("runner") if isinstance(run.meta.get("runner"), dict) else {}
+        out.append(f"{who} is still being written (its runner, pid {runner.get('pid', '?')} on "
+                   f"{runner.get('host', '?')}, is at work): judge it when it has finished")
+    elif state != "finished":
+        out.append(f"{who} did not finish: meta.json says its state is {state!r}, not 'finished'"
+                   if state is not None else f"{who}'s state is unknown: meta.json does not say it finished")
     if not run.by_key:
-        out.append("the run has no cells")
+        out.append(f"{who} has no cells")
     return out
+
+
+def control_moved(found, verdict, control):
+    """Why the runs cannot be judged when the A/A control moved ([] when it did
+    not): a row that cannot have moved did, so the host was noisier than
+    the gate's bar assumes, and any other cell's move may be that noise."""
+    mine = [c for c in found if c.key[1] == control]
+    moved = sum(c.moved for c in mine)
+    whole = any(w[0] == control for w in verdict.wholes)
+    if not control or not (moved or whole):
+        return []
+    return [f"the A/A control {control} moved in {moved} of {len(mine)} cells"
+            f"{' (and as a whole)' if whole else ''}: it cannot have moved, so the host was too noisy for the "
+            f"gate to tell a regression from its noise; run the base and the change again on a quieter host"]
 
 
 def standard_error(c):
@@ -329,6 +377,20 @@ COUNT_FIGURES = ("instructions_per_op", "est_cycles_per_op")
 def _cell_words(e):
     return " ".join(str(e[k]) for k in ("compiler", "strategy", "workload", "size")) + \
         (f" param {e['param']:g}" if e.get("param") else "")
+
+
+def count_broken(meta, entries, who="the run"):
+    """Why a count run as a whole cannot be judged ([] when it can): it did not
+    finish (counts.json's status), or, for the base, it counted no cell."""
+    out = []
+    status = meta.get("status")
+    if status == "interrupted":
+        out.append(f"{who} was interrupted (counts.json)")
+    elif status != "done":
+        out.append(f"{who} did not finish: counts.json says its status is {status!r}, not 'done'")
+    if who == "the base" and not any(e["status"] == "ok" for e in entries):
+        out.append("the base has no counted cell: nothing to judge")
+    return out
 
 
 def count_changes(base, run, threshold=COUNT_THRESHOLD):

@@ -113,8 +113,9 @@ def _check_alive(run):
                              f"hold the cells done when they were last written", warning=True)
 
 
-def _typed(raw, columns, lineno, bad):
-    """A CSV line's fields in their types; None when its key cannot be read."""
+def _typed(raw, columns, lineno, bad, positive=()):
+    """A CSV line's fields in their types; None when its key cannot be read,
+    or when a column of `positive` holds a number not above zero."""
     entry = {}
     for c in columns:
         text = raw.get(c)
@@ -132,6 +133,9 @@ def _typed(raw, columns, lineno, bad):
             if c in schema.KEY:
                 return None
             entry[c] = None
+        if c in positive and entry[c] is not None and not 0 < entry[c] < float("inf"):
+            bad.append(f"line {lineno}: {c} is not above zero ('{(text or '')[:20]}')")
+            return None
     return entry
 
 
@@ -167,7 +171,7 @@ def _read_csv(run, name, missing_message=None, texts=None):
             bad.append(f"line {lineno} has {len(fields)} fields, expected {len(header)}{cut}")
             continue
         raw = dict(zip(header, (x.strip() for x in fields)))
-        entry = _typed(raw, columns, lineno, bad)
+        entry = _typed(raw, columns, lineno, bad, schema.POSITIVE.get(name, ()))
         if entry is not None:
             out.append(entry)
             if texts is not None:

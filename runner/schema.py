@@ -44,6 +44,9 @@ COLUMNS = {"samples.csv": SAMPLE_COLS, "summary.csv": SUMMARY_COLS, "ratios.csv"
 # (inputs: the cell's digest of the work it ran, 16 hex digits; malloc: the
 # library that served malloc in the cell's process, with its version)
 TEXT = {"compiler", "strategy", "workload", "status", "reason", "baseline", "metric", "inputs", "malloc", "partner"}
+# times that are only ever above zero: a line with one that is not is bad (a
+# ratio or a log of it means nothing)
+POSITIVE = {"samples.csv": ("ns", "ns_per_op", "partner_ns")}
 # columns a run folder written before they existed may lack, and their value then
 DEFAULTS = {"threads": 1, "param": 0.0, "round": 1, "visits": None, "unstable": None, "pairs": None,
             "minor_faults": None, "major_faults": None, "minor_faults_per_op": None, "major_faults_per_op": None,

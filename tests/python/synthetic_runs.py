@@ -39,7 +39,7 @@ def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2"
     for k in cells:
         if k[1] not in strategies:
             strategies.append(k[1])
-    meta_json = {"run_id": run_id or os.path.basename(path), "host": host, "seed": seed,
+    meta_json = {"run_id": run_id or os.path.basename(path), "host": host, "seed": seed, "state": "finished",
                  "strategies": strategies, "workloads": sorted({k[2] for k in cells}),
                  "compilers": [{"name": c, "command": c, "version": f"{c} 1.0", "opt": opt} for c in compilers]}
     if baseline:
