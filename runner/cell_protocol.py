@@ -159,10 +159,14 @@ def command(exe, workload, size, *, seed=None, threads=1, param=0.0, mem_limit=N
     return cmd
 
 
-def run(cmd, timeout, cwd=None, env=None):
-    """Runs one cell process: (its JSON line parsed, or None; why it failed, or None)."""
+def run(cmd, timeout, cwd=None, env=None, running=None):
+    """Runs one cell process: (its JSON line parsed, or None; why it failed, or None).
+    running: a set the process is in while it runs, so that another thread can
+    end it (a count run stopped by Ctrl-C); it also answers stopped(), and no
+    process starts once it is true."""
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env)
+        p = (subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env)
+             if running is None else _run_stoppable(cmd, timeout, cwd, env, running))
     except subprocess.TimeoutExpired:
         return None, f"timed out after {timeout:g} s"
     except OSError as e:  # could not start, e.g. the executable was removed during the run
@@ -184,6 +188,28 @@ def run(cmd, timeout, cwd=None, env=None):
         return None, f"exit status {p.returncode}: {last}"
     return out, None
 
+
+def _run_stoppable(cmd, timeout, cwd, env, running):
+    """subprocess.run's result for a process that is in `running` while it runs;
+    KeyboardInterrupt when running.stopped() is true before it starts or once it ran."""
+    if running.stopped():
+        raise KeyboardInterrupt
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                          env=env) as proc:
+        running.add(proc)
+        try:
+            if running.stopped():  # stopped while it started: the stopper may not have seen it
+                proc.kill()
+            out, err = proc.communicate(timeout=timeout)
+        except BaseException:
+            proc.kill()
+            proc.communicate()
+            raise
+        finally:
+            running.discard(proc)
+    if running.stopped():
+        raise KeyboardInterrupt
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 @dataclasses.dataclass

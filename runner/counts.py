@@ -15,8 +15,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
-from runner import cell_protocol, count_tables, outputs, plain_copies, rundir, schema
+from runner import cell_protocol, count_tables, outputs, plain_copies, rundir, runlock, schema
 from runner.errors import RunError, UsageError
 
 REPS = 1          # rounded up by the cell to a multiple of its seeds
@@ -137,7 +138,27 @@ def cell_folder(folder, exe, libraries):
     os.symlink(libraries, os.path.join(folder, plain_copies.LIBRARIES))
 
 
-def count_cell(cell, exe, libraries, listing, seed, timeout):
+class Running(set):
+    """The valgrind processes of a count run that are running: on Ctrl-C, stop()
+    ends them and no other starts (cell_protocol.run)."""
+
+    def __init__(self):
+        super().__init__()
+        self._stop = threading.Event()
+
+    def stopped(self):
+        return self._stop.is_set()
+
+    def stop(self):
+        self._stop.set()
+        for proc in list(self):
+            try:
+                proc.kill()
+            except OSError:
+                pass
+
+
+def count_cell(cell, exe, libraries, listing, seed, timeout, running=None):
     """The counts.csv entry of one cell (status ok or failed); CountError for an unreadable output.
     libraries: the folder of the copies of the libraries it loads (runner/plain_copies.py);
     listing: its compiler's cells' --list."""
@@ -150,7 +171,7 @@ def count_cell(cell, exe, libraries, listing, seed, timeout):
         aged = any(w["name"] == cell.workload and w.get("age") for w in listing["workloads"])
         cmd = prefix(out_file, from_warm_up) + cell_protocol.command(
             "./" + CELL_NAME, cell.workload, cell.size, seed=seed, param=cell.param, reps=REPS, samples=1, alone=True)
-        out, why = cell_protocol.run(cmd, timeout, cwd=scratch, env=dict(CELL_ENV))
+        out, why = cell_protocol.run(cmd, timeout, cwd=scratch, env=dict(CELL_ENV), running=running)
         why = why or cell_protocol.check_answer(out)
         if why or out.get("status") != "ok":
             entry.update(status="failed" if why or out.get("status") == "failed" else out["status"],
@@ -203,6 +224,34 @@ def settings(cfg, seed, version):
 def check_folder(out_dir):
     if os.path.exists(os.path.join(out_dir, "counts.csv")):
         raise UsageError(f"the run folder '{out_dir}' holds counts already (counts.csv); give another folder")
+    if runlock.holder(out_dir) is not None:
+        raise being_written(out_dir)
+
+
+def being_written(out_dir):
+    return UsageError(f"the run folder '{out_dir}' is being written by another run "
+                      f"({runlock.describe(runlock.holder(out_dir) or {})}; its {runlock.LOCK}), or one that "
+                      f"died there: count into it once that run has finished, or give another folder")
+
+
+def lock_folder(out_dir):
+    """Creates the folder when new and takes its lock for the count, so that a
+    timed run cannot start into it and no count starts into a folder a run
+    is writing (its valgrind would run beside the timed cells, and that run's
+    last write would drop the counts from its tables)."""
+    made = not os.path.exists(out_dir)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        runlock.take(out_dir)
+    except OSError as e:
+        if made:
+            try:
+                os.rmdir(out_dir)
+            except OSError:
+                pass
+        if isinstance(e, FileExistsError):
+            raise being_written(out_dir)
+        raise UsageError(f"cannot write the run folder '{out_dir}': {e.strerror or e}")
 
 
 def run(cfg, seed_given=None, shard=None, jobs=None, named=()):
@@ -218,16 +267,28 @@ def run(cfg, seed_given=None, shard=None, jobs=None, named=()):
     cells = shard_cells(cfg.cells, shard)
     meta = dict(settings(cfg, seed, version), shard=f"{shard[0]}/{shard[1]}" if shard else None,
                 status="running")
-    entries, unreadable, todo, futures = {}, [], [], {}
+    entries, todo = {}, []
     for c in cells:
         why = not_counted_reason(c)
         if why:
             entries[c.key()] = dict(zip(schema.KEY, c.key()), status=NOT_COUNTED, reason=why)
         else:
             todo.append(c)
-    os.makedirs(cfg.out_dir, exist_ok=True)
-    print(f"count: {len(todo)} cells under callgrind ({len(cells) - len(todo)} not counted), "
+    lock_folder(cfg.out_dir)
+    try:
+        return count_and_write(cfg, todo, len(cells), entries, meta, seed, jobs)
+    finally:
+        runlock.release(cfg.out_dir)
+
+
+def count_and_write(cfg, todo, n_cells, entries, meta, seed, jobs):
+    """Counts the cells todo into entries, then writes them; returns the exit
+    status. Ctrl-C stops every valgrind process, starts none, and writes
+    the cells counted (exit 130)."""
+    unreadable = []
+    print(f"count: {len(todo)} cells under callgrind ({n_cells - len(todo)} not counted), "
           f"{jobs or os.cpu_count() or 1} at a time")
+    running = Running()
     try:
         with tempfile.TemporaryDirectory(prefix="allocmark-plain-") as scratch:
             plain = {}
@@ -237,9 +298,10 @@ def run(cfg, seed_given=None, shard=None, jobs=None, named=()):
                     plain[c.compiler, c.strategy] = plain_copies.cell(exe, scratch)
             libraries = os.path.join(scratch, plain_copies.LIBRARIES)
             plain_copies.libraries(sorted(set(plain.values())), libraries)
-            with concurrent.futures.ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+            pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1)
+            try:
                 futures = {pool.submit(count_cell, c, plain[c.compiler, c.strategy], libraries,
-                                       cfg.listing[c.compiler], seed, cfg.timeout): c
+                                       cfg.listing[c.compiler], seed, cfg.timeout, running): c
                            for c in todo}
                 for f in concurrent.futures.as_completed(futures):
                     c = futures[f]
@@ -248,16 +310,22 @@ def run(cfg, seed_given=None, shard=None, jobs=None, named=()):
                     except CountError as e:
                         unreadable.append(f"{' '.join(c.fields())}: {e}")
                         entries[c.key()] = dict(zip(schema.KEY, c.key()), status="failed", reason=str(e))
+            except BaseException:
+                running.stop()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            finally:
+                pool.shutdown(wait=True)  # the cells still running were ended by stop(): at once
         meta["status"] = "done"
     except KeyboardInterrupt:
         meta["status"] = "interrupted"
-        for f in futures:
-            f.cancel()
     write(cfg.out_dir, entries.values(), meta)
     print(f"wrote {os.path.join(cfg.out_dir, 'counts.csv')}, counts.json and counts.txt")
     if os.path.exists(os.path.join(cfg.out_dir, "summary.csv")):
         beside_times(cfg.out_dir)
     if meta["status"] == "interrupted":
+        print(f"allocmark: interrupted: the {sum(e['status'] != NOT_COUNTED for e in entries.values())} cells "
+              f"counted before are in {os.path.join(cfg.out_dir, 'counts.csv')}", file=sys.stderr)
         return 130
     if unreadable:
         print("allocmark: count output unreadable (the other cells are kept in counts.csv):\n  " +
