@@ -72,6 +72,9 @@ def sizes_arg(s):
         if v > config.MAX_SIZE:
             raise argparse.ArgumentTypeError(
                 f"size '{part}' cannot fit in memory (at most 2^40 = {config.MAX_SIZE}: elements, bytes or MiB)")
+        if v in out:
+            # each of its cells would be visited twice a round, the two pooled as one visit
+            raise argparse.ArgumentTypeError(f"size '{part}' is given twice: give each size once")
         out.append(v)
     return out
 

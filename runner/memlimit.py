@@ -17,6 +17,8 @@ except ImportError:  # Windows
 # a cell process needs a few MiB of address space just to start (libc, stack,
 # its own tables): below this every cell would fail, which is no measurement
 MIN_BYTES = 16 << 20
+# the cell reads its limit as a 64-bit number
+MAX_BYTES = 2 ** 64 - 1
 SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -31,6 +33,9 @@ def parse(s):
         raise ValueError(f"not a memory size: '{s}' (give bytes, or a number with K, M, G or T: "
                          f"512M, 4G; 'auto' or 'none')")
     v = int(m.group(1)) * SUFFIX[m.group(2)]
+    if v > MAX_BYTES:
+        raise ValueError(f"memory limit '{s}' is past 2^64 - 1 bytes, which a cell cannot read "
+                         f"('none' sets no limit)")
     if v < MIN_BYTES:
         raise ValueError(f"memory limit '{s}' is too small: a cell needs at least {human(MIN_BYTES)} "
                          f"to start ('none' sets no limit)")

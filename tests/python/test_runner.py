@@ -362,6 +362,16 @@ class BadInput(unittest.TestCase):
         self.check(["--mem-limit", "0"], "'0'", "too small")
         self.check(["--mem-limit", "4X"], "'4X'")
 
+    def test_a_mem_limit_past_2_to_the_64_is_refused_before_any_folder(self):
+        # 99999999T used to make a folder, fail every cell and exit 3
+        self.check(["--allocators", "system", "--workloads", "alloc_pair", "--quick", "--mem-limit", "99999999T"],
+                   "'99999999T'", "2^64")
+
+    def test_a_size_given_twice_is_refused(self):
+        # each cell used to be visited twice a round, the two pooled as one visit
+        self.check(["--allocators", "system", "--workloads", "alloc_pair", "--quick", "--sizes", "100,7,100"],
+                   "'100'", "twice")
+
     def test_bad_cpu(self):
         self.check(["--cpu", "fast"], "'fast'")
         if hasattr(os, "sched_getaffinity"):
