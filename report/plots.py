@@ -303,8 +303,25 @@ class Plotter:
                       title=title + "\n" + run.host_line(), compilers=" ".join(compilers))
 
 
+def drawn_before(folder):
+    """The manifest of plots drawn before whose images are all still there, or
+    None: plots that cannot be drawn again (no gnuplot) keep those."""
+    try:
+        with open(os.path.join(folder, "plots", MANIFEST), encoding="utf-8") as f:
+            manifest = json.load(f)
+        plots = manifest["plots"]
+        if manifest.get("status") != "ok" or not plots or \
+                not all(os.path.isfile(os.path.join(folder, p[k])) for p in plots for k in ("svg", "png")):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return manifest
+
+
 def make_plots(run, quiet=False):
-    """Draws every plot of a loaded run (results.Run); returns and writes the manifest (plots/index.json)."""
+    """Draws every plot of a loaded run (results.Run); returns and writes the manifest (plots/index.json).
+    When they cannot be drawn, plots drawn before are kept: their manifest is
+    returned, with `kept` the reason, and left as it was."""
     out = os.path.join(run.folder, "plots")
     manifest = {"status": "skipped", "reason": "", "plots": [], "failed": []}
     gnuplot, reason = find_gnuplot()
@@ -317,6 +334,12 @@ def make_plots(run, quiet=False):
             os.makedirs(out, exist_ok=True)
         except OSError as e:
             reason = f"cannot create {out}: {e}"
+    drawn = drawn_before(run.folder) if reason else None
+    if drawn:
+        if not quiet:
+            print(f"plots: not drawn again: {reason}; the {len(drawn['plots'])} plots drawn before are kept",
+                  file=sys.stderr)
+        return dict(drawn, kept=reason)
     if reason:
         manifest["reason"] = reason
         if not quiet:
@@ -343,9 +366,9 @@ def main(argv):
     run = results.load(argv[1])
     results.warn(run, "plots")
     m = make_plots(run)
-    if m["status"] == "ok":
+    if m["status"] == "ok" and not m.get("kept"):
         print(f"plots: {len(m['plots'])} plots in {os.path.join(run.folder, 'plots')}")
-    return 0 if m["status"] == "ok" and not m["failed"] else 1
+    return 0 if m["status"] == "ok" and not m["failed"] and not m.get("kept") else 1
 
 
 if __name__ == "__main__":
