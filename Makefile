@@ -18,6 +18,33 @@ OPT ?= -O2
 # the row every cell is timed beside (cell/partner.h; below)
 PARTNER ?= minimal
 PYTHON ?= python3
+
+# ---- the variables a user gives ----
+# Every variable this Makefile reads from its command line (LINKED_ROWS: from
+# the Makefile itself, a line a row). A value holding a newline is refused: make would cut the recipe there and hand the shell half
+# a quoted word. A variable make does not know that looks like one of these
+# (QUIK=1, quick=1, ALLOCATOR=) is refused too (tools/make_vars.py), and so is
+# a value a switch does not know (QUICK=true): each would start the full
+# default run without a word.
+USER_VARS := CC OPT ALIGN DEBUG VARIANT EXTRA_CFLAGS EXTRA_LDFLAGS PARTNER PYTHON V EXTERNAL ALLOCATORS VIRTUAL \
+	COMPILERS QUICK WORKLOADS SUITE SIZES SAMPLES ROUNDS SEED BASELINE CPU MEM_LIMIT OUT MARGIN REVISITS BUDGET \
+	BENCH_FLAGS SHARD MERGE RUN RUNS BASE HF_WORKLOAD HF_SIZE HF_REPS HF_RUNS HF_STRATEGY FUZZ_SECONDS LINKED_ROWS
+define am_newline
+
+
+endef
+$(foreach v,$(filter-out LINKED_ROWS,$(USER_VARS)),$(if $(findstring $(am_newline),$(value $(v))),$(error allocmark: $(v)= holds a newline, \
+	which make cannot pass to a command whole; give a value without one)))
+GIVEN_VARS := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
+ifneq ($(filter-out $(USER_VARS),$(GIVEN_VARS)),)
+VARS_NOTE := $(shell $(PYTHON) tools/make_vars.py $(USER_VARS) -- $(filter-out $(USER_VARS),$(GIVEN_VARS)))
+$(if $(VARS_NOTE),$(error allocmark: $(VARS_NOTE)))
+endif
+# switch_check: the switch $(1) holds one of the values $(2), or nothing
+switch_check = $(if $(filter-out $(2),$($(1))),$(error allocmark: $(1)=$($(1)) is not a value $(1) knows: give \
+	one of $(2), or leave it out))
+$(call switch_check,QUICK,1 yes 0 no)
+$(foreach s,VIRTUAL DEBUG V,$(call switch_check,$(s),1 0))
 # the compiler's name, for the build folder: "gcc", "clang-16", ...
 CCNAME := $(notdir $(firstword $(CC)))
 # VARIANT separates sanitizer and debug builds from measured ones
@@ -285,7 +312,9 @@ fuzz-selftest:
 	@$(PYTHON) tests/run_check.py --make "$(SUBMAKE)" --cc "$(CC)" --only fuzz-selftest
 
 # make bench: install the malloc libraries where we may, build each compiler's
-# cells in build/<name>$(VARIANT)/, then run the matrix.
+# cells in build/<name>$(VARIANT)/, then run the matrix. A report with damaged
+# files is still a report (its 1); one that cannot be written is a run folder
+# that could not be written (4).
 BENCH_BASE := $(or $(BASELINE),minimal$(comma)system)
 # COMPILERS: the compiler commands, checked by runner/compilers.py before
 # anything is built (a missing one: exit 2 naming it). CC given on the command
@@ -319,7 +348,7 @@ bench:
 	$(call BUILD_EACH,$(if $(ALLOCATORS),$(call shell_word,ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE)$(foreach r,$(EXTERNAL_ROWS),$(comma)$(r))))); \
 	$(CHECK_EXTERNAL); \
 	AM_EXTERNAL=$(call shell_word,$(EXTERNAL)) $(PYTHON) runner/allocmark.py --compilers $$names $(BENCH_ARGS) && \
-	{ $(PYTHON) report/report.py $(call shell_word,$(or $(OUT),results/latest)) || [ $$? -eq 1 ]; }; \
+	{ $(PYTHON) report/report.py $(call shell_word,$(or $(OUT),results/latest)); [ $$? -le 1 ] || (exit 4); }; \
 	$(KEEP_STATUS)
 
 # make count: each compiler's cells built as for make bench, then every

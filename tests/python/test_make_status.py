@@ -110,6 +110,22 @@ class Bench(unittest.TestCase):
             self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
             self.assertIn("could not be written", p.stdout)
 
+    @unittest.skipIf(resource is None, "needs setrlimit (POSIX)")
+    def test_a_report_that_cannot_be_written_is_4(self):
+        # the run is written whole; the disk fills for the report alone (report.html cannot be written)
+        with tempfile.TemporaryDirectory() as tmp:
+            shim = os.path.join(tmp, "python")
+            with open(shim, "w") as f:
+                f.write(f"#!/bin/sh\ncase $1 in report/report.py) trap '' XFSZ; ulimit -f 1;; esac\n"
+                        f"exec '{sys.executable}' \"$@\"\n")
+            os.chmod(shim, 0o755)
+            out = os.path.join(tmp, "run")
+            p = make(QUICK_BENCH + ["OUT=" + out, "SAMPLES=3", "ROUNDS=1", "PYTHON=" + shim],
+                     env={"TMPDIR": tmp, "GNUPLOT": os.path.join(tmp, "no-gnuplot")})
+            self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
+            self.assertTrue(os.path.exists(os.path.join(out, "summary.csv")))
+            self.assertFalse(os.path.exists(os.path.join(out, "report.html")))
+
     def test_bad_input_is_2(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "run")

@@ -127,5 +127,44 @@ class MakeValues(unittest.TestCase):
         self.assertEqual(args[args.index("--workload") + 1], "list_dupe;" + INJECTED)
 
 
+class MakeNames(unittest.TestCase):
+    """A variable make does not know that looks like one of the suite's, a value
+    a switch does not know, and a newline in a value are refused before
+    anything runs (exit 2, naming it); none starts the full default run."""
+
+    def make(self, *args):
+        env = dict(os.environ, AM_NO_INSTALL="1")
+        for k in ("MAKEFLAGS", "MFLAGS", "AM_STATUS_FILE"):
+            env.pop(k, None)
+        return subprocess.run(["make", "-n", "--no-print-directory"] + list(args), cwd=ROOT, capture_output=True,
+                              text=True, env=env, timeout=60)
+
+    def test_a_misspelt_variable_is_named(self):
+        for given, meant in (("ALLOCATOR=system", "ALLOCATORS="), ("QUIK=1", "QUICK="), ("quick=1", "QUICK="),
+                             ("WORKLOAD=list_dupe", "WORKLOADS="), ("SIZE=10", "SIZES=")):
+            p = self.make("bench", given)
+            self.assertEqual(p.returncode, 2, given + ": " + p.stdout + p.stderr)
+            self.assertIn(f"{given.split('=')[0]}= is not a variable of this Makefile: did you mean {meant}?",
+                          p.stderr)
+            self.assertNotIn("runner/allocmark.py", p.stdout)
+        p = self.make("bench", "QUICK=1", "CPU=none", "ALLOCATORS=system")  # every one known
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_a_value_a_switch_does_not_know_is_refused(self):
+        for given in ("QUICK=true", "QUICK=2", "VIRTUAL=yes", "DEBUG=on"):
+            p = self.make("bench", given)
+            self.assertEqual(p.returncode, 2, given + ": " + p.stdout + p.stderr)
+            self.assertIn(f"{given} is not a value {given.split('=')[0]} knows", p.stderr)
+        for given in ("QUICK=1", "QUICK=yes", "QUICK=0", "VIRTUAL=1", "QUICK="):
+            self.assertEqual(self.make("bench", given).returncode, 0, given)
+
+    def test_a_newline_in_a_value_is_refused(self):
+        for goal, given in (("bench", "OUT=results/a\nb"), ("report", "RUN=results/a\nb"),
+                            ("compare", "BASE=results/a\nb")):
+            p = self.make(goal, given, "RUNS=results/x")  # -n: on a shell, the value would be cut at the newline
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(f"{given.split('=')[0]}= holds a newline", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
