@@ -315,8 +315,9 @@ def main(argv=None):
                     help="run folders (results/<run-id>); the first (A) is the base the others are divided by")
     ap.add_argument("--base", metavar="RUN", help="the base run: A, and a gate that exits 1 when a "
                                                   "cell of another run moved against it beyond the noise, 3 when "
-                                                  "another run cannot be judged (cells missing or failed, "
-                                                  "interrupted, no cells)")
+                                                  "a run cannot be judged (not finished, cells failed or "
+                                                  "missing, no cells, an A/A control that moved), 0 only "
+                                                  "when every cell was judged")
     ap.add_argument("--margin", type=margin_arg, default=aggregate.Settings.margin,
                     help="the smallest change marked, 0.02 or 2%% (default %(default)g)")
     ap.add_argument("--out", help="folder to write into (default results/compare-<timestamp>)")
