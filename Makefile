@@ -424,7 +424,8 @@ allocmark: benchmark and compare allocator strategies (README.md, docs/).
                      the noise or the run cannot be judged (docs/bench.md)
   tools/make.sh GOAL ...   make GOAL, exiting with its command's own status, which make turns into 2:
                      compare 1 moved, 3 cannot be judged, 2 bad input; bench 3 every cell
-                     failed, 4 run folder not written (docs/bench.md, Exit statuses through make)
+                     failed, 4 run folder not written (docs/bench.md, Exit statuses through make);
+                     record the program's own status
   make hyperfine     whole-process timings with hyperfine, into RUN (docs/compilers.md)
   make record TRACE=FILE CMD='program and its arguments'   run the program under the recorder
                      (Linux, glibc): its malloc, free ... calls into FILE, one trace a process
