@@ -4,7 +4,8 @@
  *   threads  four threads beside main, one ending early, blocks freed across threads
  *   fork     a child that frees a block it inherited and allocates its own
  *   exec     a few calls, then the program runs itself again (mode leaf)
- *   loop     allocations until killed, "ready" once the first units are written
+ *   loop     a thread that ends at once, then allocations until killed, "ready"
+ *            once the first units are written
  *   fail     a few calls, then exit status 3 */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -120,6 +121,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(mode, "loop") == 0) {
+        pthread_t early;
+        pthread_create(&early, NULL, worker, (void *)1L);
+        pthread_join(early, NULL);
         for (long i = 0;; i++) {
             void *p = malloc((size_t)(i % 500) + 1);
             if (i % 3)
