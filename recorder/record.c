@@ -88,6 +88,9 @@ static size_t g_cmdline_len;
 static _Atomic uint64_t g_word;
 static atomic_uint g_threads;
 static _Atomic uint64_t g_peak_of_ended;
+/* frees of pointers the table does not hold: rare, and counted without
+ * giving the thread a state (a thread that only makes these writes no records) */
+static _Atomic uint64_t g_foreign_frees;
 
 /* ---- a thread's buffer: its records, written by itself alone ---- */
 #define BUF_SIZE (32 * 1024)
@@ -98,7 +101,7 @@ struct tstate {
     uint32_t prev_seq;
     uint64_t nalloc; /* the blocks this thread allocated: a block is named (thread, number) */
     uint64_t counts[AM_CALL_KINDS];
-    uint64_t foreign_frees, foreign_reallocs, untracked;
+    uint64_t foreign_reallocs, untracked;
     uint64_t peak;
     atomic_int flush_lock;     /* held by whoever writes this buffer out */
     _Atomic size_t flushed;    /* [flushed, committed) is whole records not yet written */
@@ -136,6 +139,11 @@ static int table_insert(uintptr_t a, uint64_t block, uint64_t size)
     size_t i = home_slot(a);
     for (int n = 0; n < MAX_PROBE; n++, i = (i + 1) & g_mask) {
         uintptr_t k = atomic_load_explicit(&g_table[i].key, memory_order_relaxed);
+        if (UNLIKELY(k == a)) { /* freed where no wrapper saw it: the C library just gave it anew */
+            g_table[i].block = block;
+            g_table[i].size = size;
+            return 1;
+        }
         while (k == 0 || k == TOMB) {
             if (atomic_compare_exchange_weak(&g_table[i].key, &k, a)) {
                 g_table[i].block = block;
@@ -512,12 +520,12 @@ static void close_trace(unsigned reason)
         write_records(t);
         for (int k = 0; k < AM_CALL_KINDS; k++)
             sum[AM_CLOSE_COUNTS + k] += t->counts[k];
-        sum[AM_CLOSE_FOREIGN_FREES] += t->foreign_frees;
         sum[AM_CLOSE_FOREIGN_REALLOCS] += t->foreign_reallocs;
         sum[AM_CLOSE_UNTRACKED] += t->untracked;
         if (t->peak > peak)
             peak = t->peak;
     }
+    sum[AM_CLOSE_FOREIGN_FREES] = atomic_load(&g_foreign_frees);
     sum[AM_CLOSE_REASON] = reason;
     sum[AM_CLOSE_THREADS] = atomic_load(&g_threads);
     sum[AM_CLOSE_PEAK_LIVE] = peak;
@@ -552,6 +560,7 @@ static void after_fork_child(void)
     table_map();
     atomic_store(&g_word, 0);
     atomic_store(&g_peak_of_ended, 0);
+    atomic_store(&g_foreign_frees, 0);
     atomic_store(&g_states, NULL);
     atomic_store(&g_threads, 0);
     struct tstate *t = t_state;
@@ -561,7 +570,7 @@ static void after_fork_child(void)
         t->prev_seq = 0;
         t->nalloc = 0;
         memset(t->counts, 0, sizeof t->counts);
-        t->foreign_frees = t->foreign_reallocs = t->untracked = t->peak = 0;
+        t->foreign_reallocs = t->untracked = t->peak = 0;
         atomic_store(&t->flush_lock, 0);
         atomic_store(&t->flushed, 0);
         atomic_store(&t->committed, 0);
@@ -665,16 +674,16 @@ EXPORT void free(void *p)
         return;
     NEED_REAL(free);
     if (RECORDING()) {
-        struct tstate *t = state();
-        if (LIKELY(t != NULL)) {
-            uint64_t block, size;
-            if (p == NULL) {
-                commit(t, begin(t, AM_CALL_FREE, 0, AM_REC_NULL));
-            } else if (LIKELY(table_remove((uintptr_t)p, &block, &size))) {
-                unsigned char *o = begin(t, AM_CALL_FREE, -(int64_t)size, 0);
-                commit(t, put_block(t, t->buf + t->pos, o, block)); /* the tag is at pos */
-            } else {
-                t->foreign_frees++;
+        uint64_t block, size;
+        if (p != NULL && UNLIKELY(!table_remove((uintptr_t)p, &block, &size))) {
+            atomic_fetch_add_explicit(&g_foreign_frees, 1, memory_order_relaxed);
+        } else {
+            struct tstate *t = state();
+            if (LIKELY(t != NULL)) {
+                unsigned char *o = begin(t, AM_CALL_FREE, p ? -(int64_t)size : 0, p ? 0 : AM_REC_NULL);
+                if (p)
+                    o = put_block(t, t->buf + t->pos, o, block); /* the tag is at pos */
+                commit(t, o);
             }
         }
     }
@@ -689,9 +698,10 @@ static void *resize(unsigned kind, void *old, size_t count, size_t n)
     if (kind == AM_CALL_REALLOCARRAY && __builtin_mul_overflow(count, n, &bytes)) {
         bytes = SIZE_MAX;
     }
-    if (UNLIKELY(in_boot_heap(old))) {
-        size_t had;
-        memcpy(&had, (unsigned char *)old - 16, sizeof had);
+    if (UNLIKELY(in_boot_heap(old) || BOOTING())) {
+        size_t had = 0;
+        if (old)
+            memcpy(&had, (unsigned char *)old - 16, sizeof had);
         void *p = bytes == SIZE_MAX ? NULL : malloc(bytes);
         if (p)
             memcpy(p, old, had < bytes ? had : bytes);
