@@ -6,7 +6,9 @@
  *   exec     a few calls, then the program runs itself again (mode leaf)
  *   loop     a thread that ends at once, then allocations until killed, "ready"
  *            once the first units are written
- *   fail     a few calls, then exit status 3 */
+ *   fail     a few calls, then exit status 3
+ * Linux only, as the recorder is. */
+#if defined(__linux__)
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
@@ -143,3 +145,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "subject: mode threads, fork, exec, leaf, loop or fail\n");
     return 2;
 }
+#else
+int main(void)
+{
+    return 2;
+}
+#endif
