@@ -219,7 +219,7 @@ $(BUILD)/tests/%$(EXE): tests/strategy/$$(notdir $$*).c $(BUILD)/common/tests/ch
 
 # ---- strategy-independent code: the unit tests and the test harness ----
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/common/%.o,allocators/allocator.c allocators/boost_pool.c \
-	allocators/pool.c allocators/fast_pool.c $(PLATFORM_SRC))
+	allocators/pool.c recorder/trace_read.c allocators/fast_pool.c $(PLATFORM_SRC))
 $(BUILD)/common/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@

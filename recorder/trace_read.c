@@ -107,8 +107,8 @@ static char *copy_text(const unsigned char *s, size_t n, char sep)
     char *out = malloc(n + 1);
     if (out == NULL)
         return NULL;
-    for (size_t i = 0; i < n; i++)
-        out[i] = s[i] == 0 ? sep : (char)s[i];
+    for (size_t i = 0; i < n; i++) /* control characters would garble a terminal */
+        out[i] = s[i] == 0 ? sep : s[i] < 0x20 || s[i] == 0x7f ? '?' : (char)s[i];
     out[n] = 0;
     return out;
 }
@@ -247,6 +247,14 @@ int am_trace_read(const char *path, am_trace *t, char *err, size_t errlen)
     unsigned char *file = read_file(path, &len, err, errlen);
     if (file == NULL)
         return -1;
+    int rc = am_trace_parse(file, len, path, t, err, errlen);
+    free(file);
+    return rc;
+}
+
+int am_trace_parse(const unsigned char *file, size_t len, const char *path, am_trace *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
     struct reader r = {file, file + len};
     struct raw *raws = NULL;
     size_t nraw = 0, rawcap = 0, nthreads = 0, tcap = 0;
@@ -385,7 +393,6 @@ out:
     free(ts);
     free(raws);
     free(live);
-    free(file);
     if (rc != 0)
         am_trace_free(t);
     return rc;

@@ -45,6 +45,9 @@ typedef struct am_trace {
 
 /* 0 and *trace filled, or -1 and a message in err (the trace is then empty) */
 int am_trace_read(const char *path, am_trace *trace, char *err, size_t errlen);
+/* the same from a trace in memory; name stands for the file in messages */
+int am_trace_parse(const unsigned char *data, size_t len, const char *name, am_trace *trace, char *err,
+                   size_t errlen);
 void am_trace_free(am_trace *trace);
 const char *am_trace_kind_name(unsigned kind);
 
