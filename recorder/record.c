@@ -78,14 +78,26 @@ static unsigned char g_cmdline[32768];
 static size_t g_cmdline_len;
 
 /* One word holds the live bytes (low 40 bits) and the sequence number of the
- * last call (high 24 bits): a call's single fetch_add orders it among all
- * calls and moves the live bytes, so that the order the trace gives and the
- * peak the closing record gives are of the same history. */
+ * last call (its low 24 bits, high): a call's single fetch_add orders it among
+ * all calls and moves the live bytes, so that the order the trace gives and
+ * the peak the closing record gives are of the same history. */
 #define LIVE_BITS 40
 #define LIVE_MASK ((UINT64_C(1) << LIVE_BITS) - 1)
 #define SEQ_ONE (UINT64_C(1) << LIVE_BITS)
-#define SEQ_MASK ((UINT32_C(1) << AM_SEQ_BITS) - 1)
-static _Atomic uint64_t g_word;
+#ifndef SEQ_BITS /* smaller in a test build, to pass 2^SEQ_BITS calls quickly */
+#define SEQ_BITS 24
+#endif
+#define SEQ_MASK ((UINT32_C(1) << SEQ_BITS) - 1)
+static _Alignas(64) _Atomic uint64_t g_word;
+/* The word keeps the sequence number's low 24 bits only. The whole number of
+ * a call is the one with those bits nearest to this hint: a recent call's
+ * number, raised whenever a call crosses a multiple of 2^HINT_BITS. Read each
+ * call, written once in 2^HINT_BITS calls: it is off by less than 2^23 unless
+ * a thread stops for millions of calls between its add and its read. */
+#ifndef HINT_BITS
+#define HINT_BITS 20
+#endif
+static _Alignas(64) _Atomic uint64_t g_hint;
 static atomic_uint g_threads;
 static _Atomic uint64_t g_peak_of_ended;
 /* frees of pointers the table does not hold: rare, and counted without
@@ -98,7 +110,7 @@ static _Atomic uint64_t g_foreign_frees;
 struct tstate {
     struct tstate *next;
     uint32_t tid;
-    uint32_t prev_seq;
+    uint64_t seq; /* the sequence number of the thread's last call */
     uint64_t nalloc; /* the blocks this thread allocated: a block is named (thread, number) */
     uint64_t counts[AM_CALL_KINDS];
     uint64_t foreign_reallocs, untracked;
@@ -298,6 +310,14 @@ static inline struct tstate *state(void)
     return t;
 }
 
+static void __attribute__((noinline)) raise_hint(uint64_t seq)
+{
+    uint64_t old = atomic_load_explicit(&g_hint, memory_order_relaxed);
+    while (old < seq && !atomic_compare_exchange_weak_explicit(&g_hint, &old, seq, memory_order_relaxed,
+                                                                memory_order_relaxed)) {
+    }
+}
+
 /* one call: its place in the order, the live bytes, the record's first byte */
 static inline unsigned char *begin(struct tstate *t, unsigned kind, int64_t live_change, unsigned flags)
 {
@@ -305,13 +325,19 @@ static inline unsigned char *begin(struct tstate *t, unsigned kind, int64_t live
         flush_own(t);
     uint64_t w = atomic_fetch_add_explicit(&g_word, SEQ_ONE + (uint64_t)live_change, memory_order_relaxed) +
                  SEQ_ONE + (uint64_t)live_change;
-    uint32_t seq = (uint32_t)(w >> LIVE_BITS) & SEQ_MASK;
+    uint32_t low = (uint32_t)(w >> LIVE_BITS) & SEQ_MASK;
     uint64_t live = w & LIVE_MASK;
     if (live > t->peak)
         t->peak = live;
+    uint64_t hint = atomic_load_explicit(&g_hint, memory_order_relaxed);
+    uint32_t ahead = (low - (uint32_t)hint) & SEQ_MASK;
+    uint64_t seq = ahead < (SEQ_MASK >> 1) || hint < (SEQ_MASK + 1 - ahead) ? hint + ahead
+                                                                             : hint - (SEQ_MASK + 1 - ahead);
+    if (UNLIKELY((seq >> HINT_BITS) > (hint >> HINT_BITS)))
+        raise_hint(seq);
     unsigned char *o = t->buf + t->pos;
-    uint32_t step = (seq - t->prev_seq) & SEQ_MASK;
-    t->prev_seq = seq;
+    uint64_t step = seq - t->seq;
+    t->seq = seq;
     t->counts[kind]++;
     if (LIKELY(step == 1)) {
         *o++ = (unsigned char)(kind | flags);
@@ -559,6 +585,7 @@ static void after_fork_child(void)
     munmap(g_table, g_table_bytes);
     table_map();
     atomic_store(&g_word, 0);
+    atomic_store(&g_hint, 0);
     atomic_store(&g_peak_of_ended, 0);
     atomic_store(&g_foreign_frees, 0);
     atomic_store(&g_states, NULL);
@@ -567,7 +594,7 @@ static void after_fork_child(void)
     if (t) {
         t->tid = atomic_fetch_add(&g_threads, 1);
         t->next = NULL;
-        t->prev_seq = 0;
+        t->seq = 0;
         t->nalloc = 0;
         memset(t->counts, 0, sizeof t->counts);
         t->foreign_reallocs = t->untracked = t->peak = 0;

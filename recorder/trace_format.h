@@ -40,9 +40,6 @@ enum am_trace_kind {
 #define AM_REC_OTHER 0x40    /* the block named is another thread's: thread and number follow */
 #define AM_REC_NO_OLD 0x80   /* realloc/reallocarray of no recorded block (NULL or not the program's) */
 
-/* sequence numbers are counted modulo 2^AM_SEQ_BITS in the recorder */
-#define AM_SEQ_BITS 24
-
 /* reasons in the closing record */
 enum am_trace_end {
     AM_END_EXIT = 1,   /* exit() or return from main */

@@ -182,7 +182,7 @@ static int read_records(struct reader *u, uint32_t tid, struct thread_state *ts,
         uint64_t step = 1, v;
         if (c.kind >= AM_CALL_KINDS)
             return 0;
-        if ((tag & AM_REC_SEQ) && (!get(u, &step) || step == 0 || step >= ((uint64_t)1 << AM_SEQ_BITS)))
+        if ((tag & AM_REC_SEQ) && (!get(u, &step) || step == 0 || step > ((uint64_t)1 << 56)))
             return 0;
         ts->seq += step;
         c.seq = ts->seq;

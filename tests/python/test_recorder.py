@@ -135,6 +135,25 @@ class Recorder(unittest.TestCase):
         self.assertGreaterEqual(int(v["peak_live"]), 64 * 48)
         self.assertEqual(v["closing_foreign_frees"], "0")
 
+    def test_thread_started_after_the_sequence_wraps_keeps_its_place(self):
+        # The recorder keeps each call's number modulo 2^24. Built here to keep
+        # 2^10 (a hint every 2^6 calls), it wraps in a test's time: a thread
+        # that starts after main's 5000 calls still frees main's block after
+        # main allocated it, and the order's peak is the recorder's.
+        lib = os.path.join(self.tmp, "libamrecord-wraps.so")
+        subprocess.run(["gcc" if shutil.which("gcc") else "cc", "-std=c11", "-O2", "-fPIC", "-shared",
+                        "-fvisibility=hidden", "-DSEQ_BITS=10", "-DHINT_BITS=6", "-o", lib,
+                        os.path.join(ROOT, "recorder", "record.c"), "-ldl", "-lpthread"], check=True)
+        path = self.path("late.trace")
+        subprocess.run([self.subject, "late", "5000"], check=True,
+                       env=dict(os.environ, LD_PRELOAD=lib, AM_TRACE=path))
+        v = self.info(path)
+        v["file"] = "late.trace"
+        self.assert_agrees(v)
+        self.assertGreater(int(v["calls"]), 5000)
+        self.assertEqual(v["threads"], "2")
+        self.assertEqual(v["cross_thread_frees"], "2")
+
     def test_fork_child_writes_a_trace_of_its_own(self):
         p = self.record("fork.trace", f"{self.subject} fork")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)

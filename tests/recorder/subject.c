@@ -6,6 +6,8 @@
  *   exec     a few calls, then the program runs itself again (mode leaf)
  *   loop     a thread that ends at once, then allocations until killed, "ready"
  *            once the first units are written
+ *   late N   N calls in main (past 2^24, or what a test build of the recorder keeps
+ *            of each call's number), then a thread that frees a block of main's
  *   fail     a few calls, then exit status 3
  * Linux only, as the recorder is. */
 #if defined(__linux__)
@@ -86,6 +88,27 @@ static int threads(void)
     return 0;
 }
 
+static void *late_worker(void *arg)
+{
+    free(*(void **)arg);
+    for (int i = 0; i < 1000; i++)
+        free(malloc(40));
+    *(void **)arg = malloc(77);
+    return NULL;
+}
+
+static int late(long calls)
+{
+    for (long i = 0; i < calls / 2; i++)
+        free(malloc(24));
+    void *shared = malloc(55);
+    pthread_t t;
+    pthread_create(&t, NULL, late_worker, &shared);
+    pthread_join(t, NULL);
+    free(shared);
+    return 0;
+}
+
 static int forks(void)
 {
     void *inherited = malloc(1000);
@@ -111,6 +134,8 @@ int main(int argc, char **argv)
         return threads();
     if (strcmp(mode, "fork") == 0)
         return forks();
+    if (strcmp(mode, "late") == 0)
+        return late(argc > 2 ? atol(argv[2]) : 1L << 25);
     if (strcmp(mode, "exec") == 0) {
         every_kind();
         fflush(stdout);
@@ -142,7 +167,7 @@ int main(int argc, char **argv)
         every_kind();
         return 3;
     }
-    fprintf(stderr, "subject: mode threads, fork, exec, leaf, loop or fail\n");
+    fprintf(stderr, "subject: mode threads, fork, late, exec, leaf, loop or fail\n");
     return 2;
 }
 #else
