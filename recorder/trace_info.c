@@ -181,9 +181,8 @@ static void print_profile(const char *path, const am_trace *t, const struct prof
     printf("program %s, pid %llu (parent %llu), %s\ncommand: %s\n", t->program, (unsigned long long)t->pid,
            (unsigned long long)t->parent_pid, origin_name(t->origin), t->command);
     if (t->cut)
-        printf("CUT: the trace is cut at byte %llu: %s; the %llu calls before it are read%s\n",
-               (unsigned long long)t->cut_at, t->cut_reason, (unsigned long long)t->ncalls,
-               t->dropped ? "" : "");
+        printf("CUT: the trace is cut at byte %llu: %s; the %llu calls before it are read\n",
+               (unsigned long long)t->cut_at, t->cut_reason, (unsigned long long)t->ncalls);
     if (t->dropped)
         printf("  %llu calls name blocks whose allocation was not written before the cut: left out\n",
                (unsigned long long)t->dropped);
