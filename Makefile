@@ -246,7 +246,7 @@ $(BUILD)/tests/%$(EXE): tests/strategy/$$(notdir $$*).c $(BUILD)/common/tests/ch
 
 # ---- strategy-independent code: the unit tests and the test harness ----
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/common/%.o,allocators/allocator.c allocators/boost_pool.c \
-	allocators/pool.c allocators/fast_pool.c $(PLATFORM_SRC))
+	allocators/pool.c recorder/trace_read.c allocators/fast_pool.c $(PLATFORM_SRC))
 $(BUILD)/common/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
@@ -264,7 +264,8 @@ runner/row_unit.c runner/cell_main.c: ;
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/tests/*/*.d $(BUILD)/common/*/*.d)
 
 # ---- the commands ----
-.PHONY: test test-windows bench count list report plots clean help hyperfine compare compiler-info check fuzz fuzz-selftest
+.PHONY: test test-windows bench count list report plots clean help hyperfine compare compiler-info check fuzz fuzz-selftest \
+	record trace-info
 # A value a user gives (ALLOCATORS=, OUT=, RUN= ...) reaches the shell only as
 # one quoted word, so that `;`, spaces or quotes in it are the program's to
 # refuse (exit 2), never the shell's to run. shell_words: each word of a list.
@@ -394,6 +395,31 @@ compare:
 list: $(BUILD)/bin/am-cell-system$(EXE)
 	@AM_EXTERNAL=$(call shell_word,$(EXTERNAL)) $(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)
 
+# ---- make record and make trace-info (recorder/, docs/trace.md) ----
+# The recording library is LD_PRELOAD on Linux with glibc, built only there;
+# the trace reader and trace-info are portable C11. Both live in $(BUILD)/recorder/.
+UNAME := $(shell uname -s 2>/dev/null)
+RECORDER_LIB := $(BUILD)/recorder/libamrecord.so
+TRACE_INFO := $(BUILD)/recorder/am-trace-info$(EXE)
+$(RECORDER_LIB): recorder/record.c recorder/trace_format.h $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 $(OPT) -g $(WARN) -fPIC -shared -fvisibility=hidden -o $@ recorder/record.c -ldl -lpthread
+$(TRACE_INFO): recorder/trace_info.c recorder/trace_read.c recorder/trace_read.h recorder/trace_format.h $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ recorder/trace_info.c recorder/trace_read.c $(EXTRA_LDFLAGS)
+# TRACE and CMD reach recorder/record.py as one word each, never a shell: it
+# splits CMD into the program and its arguments itself
+ifeq ($(UNAME)$(EXE),Linux)
+record: $(RECORDER_LIB)
+	@$(PYTHON) recorder/record.py --lib $(RECORDER_LIB) --trace $(call shell_word,$(TRACE)) \
+		--cmd $(call shell_word,$(CMD)); $(KEEP_STATUS)
+else
+record:
+	@echo "allocmark: make record needs Linux with glibc (an LD_PRELOAD library); make trace-info reads traces anywhere" >&2; exit 2
+endif
+trace-info: $(TRACE_INFO)
+	@$(TRACE_INFO) $(call shell_word,$(TRACE)); $(KEEP_STATUS)
+
 # MinGW-w64 cross build, run under wine (installs both where it may, else skips)
 test-windows:
 	@MAKE="$(SUBMAKE)" PYTHON="$(PYTHON)" sh tools/test_windows.sh
@@ -427,8 +453,14 @@ allocmark: benchmark and compare allocator strategies (README.md, docs/).
                      the noise or the run cannot be judged (docs/bench.md)
   tools/make.sh GOAL ...   make GOAL, exiting with its command's own status, which make turns into 2:
                      compare 1 moved, 3 cannot be judged, 2 bad input; bench 3 every cell
-                     failed, 4 run folder not written (docs/bench.md, Exit statuses through make)
+                     failed, 4 run folder not written (docs/bench.md, Exit statuses through make);
+                     record the program's own status
   make hyperfine     whole-process timings with hyperfine, into RUN (docs/compilers.md)
+  make record TRACE=FILE CMD='program and its arguments'   run the program under the recorder
+                     (Linux, glibc): its malloc, free ... calls into FILE, one trace a process
+                     (docs/trace.md); exits with the program's status, 2 when it cannot start
+  make trace-info TRACE=FILE   a trace's profile: calls by kind, threads, sizes, lifetimes, peak
+                     and final live bytes, cross-thread frees; a cut trace says where it ends
   make fuzz          fuzz every row for FUZZ_SECONDS (default 60) each, clang + libFuzzer
   make fuzz-selftest the fuzzer must find deliberate bugs (AM_FUZZ_INJECT) in two rows
   make test-windows  MinGW-w64 build, its tests and a cell per row under wine (docs/windows.md)

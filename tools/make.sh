@@ -4,7 +4,7 @@
 # GNU make exits 2 whenever a recipe fails, whatever the recipe's own status,
 # so `make compare` cannot tell a cell that moved (1) from bad input (2). The
 # goals that have statuses of their own (bench, compare, hyperfine, report,
-# plots) write that status to $AM_STATUS_FILE; this script gives make such a
+# plots, record, trace-info) write that status to $AM_STATUS_FILE; this script gives make such a
 # file and exits with what it holds. Where make failed before that command ran
 # (bad input make itself refuses, a build that failed) it exits with make's 2.
 status_file=$(mktemp "${TMPDIR:-/tmp}/allocmark-status.XXXXXX") || exit 2
