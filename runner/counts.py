@@ -239,16 +239,9 @@ def lock_folder(out_dir):
     timed run cannot start into it and no count starts into a folder a run
     is writing (its valgrind would run beside the timed cells, and that run's
     last write would drop the counts from its tables)."""
-    made = not os.path.exists(out_dir)
     try:
-        os.makedirs(out_dir, exist_ok=True)
-        runlock.take(out_dir)
+        runlock.take_folder(out_dir)
     except OSError as e:
-        if made:
-            try:
-                os.rmdir(out_dir)
-            except OSError:
-                pass
         if isinstance(e, FileExistsError):
             raise being_written(out_dir)
         raise UsageError(f"cannot write the run folder '{out_dir}': {e.strerror or e}")

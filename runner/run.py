@@ -32,13 +32,9 @@ def create_folder(out_dir):
     check that it can be written): the first thing a run creates. Returns
     whether the folder was made here. A folder that cannot be written is left
     as it was found."""
-    made = not os.path.exists(out_dir)
     try:
-        os.makedirs(out_dir, exist_ok=True)
-        runlock.take(out_dir)
+        made = runlock.take_folder(out_dir)
     except OSError as e:
-        if made:
-            remove_empty(out_dir)
         if isinstance(e, FileExistsError):
             config.check_not_a_run(out_dir)  # another run took it first
         raise UsageError(f"cannot write the run folder '{out_dir}': {e.strerror or e}")
@@ -49,13 +45,6 @@ def create_folder(out_dir):
         runlock.release(out_dir)
         raise
     return made
-
-
-def remove_empty(folder):
-    try:
-        os.rmdir(folder)
-    except OSError:
-        pass
 
 
 def on_sigterm(signum, frame):
@@ -292,7 +281,7 @@ def interrupted_before_measuring(cfg, made):
     """Ctrl-C before the first cell: nothing to keep, so no folder is left either."""
     runlock.release(cfg.out_dir)
     if made:
-        remove_empty(cfg.out_dir)
+        runlock.remove_empty(cfg.out_dir)
     print(f"interrupted before the first cell: nothing measured"
           f"{', no run folder written' if not os.path.exists(cfg.out_dir) else ''}", flush=True)
     return EXIT_INTERRUPTED

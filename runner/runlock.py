@@ -55,6 +55,28 @@ def take(folder):
         raise
 
 
+def take_folder(folder):
+    """Creates the folder when new and takes its lock; whether it was made
+    here. On an OSError (FileExistsError: another runner holds it) a folder
+    made here is removed again before the error goes on."""
+    made = not os.path.exists(folder)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        take(folder)
+    except OSError:
+        if made:
+            remove_empty(folder)
+        raise
+    return made
+
+
+def remove_empty(folder):
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
+
+
 def release(folder):
     try:
         os.remove(os.path.join(folder, LOCK))
