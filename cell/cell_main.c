@@ -37,10 +37,10 @@ typedef struct cell {
     const cell_args *a;
     const am_workload *w;
     am_job job;
-    unsigned seeds;      /* repetition r runs seed a->seed + r % seeds */
+    unsigned seeds;      /* the seed cycle (am_seed_cycle): seeds a->seed ... a->seed + seeds - 1 */
     uint64_t *oracle_sums; /* the oracle's checksum of each seed */
-    unsigned reps;       /* a multiple of seeds */
-    uint64_t expect;     /* a sample's checksum: reps / seeds times the oracles' sum */
+    unsigned reps;
+    uint64_t expect;     /* the oracle's checksum of one cycle: the sum of oracle_sums */
     uint64_t bad_sum;    /* AM_TEST_BADSUM: 1, so that every checksum disagrees */
     uint64_t *ns, *minor_faults, *major_faults; /* per sample */
     void *partner;       /* NULL: timed alone (--alone, a threaded cell) */
@@ -102,7 +102,7 @@ static double ops_of(const am_workload *w, const am_job *job) {
 /* ---------------------------------------------------------------- the inputs */
 
 static uint64_t inputs_digest(const cell *c) {
-    return am_inputs_digest(c->w->name, &c->job, c->a->age, c->a->seed, c->seeds, c->reps, c->oracle_sums);
+    return am_inputs_digest(c->w->name, &c->job, c->a->age, c->a->seed, c->seeds, c->oracle_sums);
 }
 
 /* Before any heap: the oracle of each repetition seed (for a threaded
@@ -117,18 +117,29 @@ static int consult_oracle(cell *c) {
     return 1;
 }
 
-static uint64_t expected_sum(const cell *c, unsigned reps) {
+static uint64_t cycle_sum(const cell *c) {
     uint64_t cycle = 0;
     for (unsigned k = 0; k < c->seeds; k++) cycle += c->oracle_sums[k];
-    return cycle * (reps / c->seeds);
+    return cycle;
+}
+
+/* the checksum of reps repetitions from the cycle's first-th seed */
+static uint64_t expected_sum(const cell *c, unsigned first, unsigned reps) {
+    uint64_t sum = c->expect * (reps / c->seeds);
+    for (unsigned i = 0, k = first % c->seeds; i < reps % c->seeds; i++) {
+        sum += c->oracle_sums[k];
+        if (++k == c->seeds) k = 0;
+    }
+    return sum;
 }
 
 /* ---------------------------------------------------------------- running */
 
 /* One sample of the cell's own row (sample.h). Never inlined: a count run
  * (runner/counts.py) counts inside this function alone, by its name. */
-static AM_NOINLINE int run_sample(const cell *c, am_heap *h, am_job *job, unsigned reps, uint64_t *checksum, uint64_t *ns) {
-    return am_sample_run(c->w, h, job, c->a->seed, c->seeds, reps, checksum, ns);
+static AM_NOINLINE int run_sample(const cell *c, am_heap *h, am_job *job, unsigned first, unsigned reps,
+                                   uint64_t *checksum, uint64_t *ns) {
+    return am_sample_run(c->w, h, job, c->a->seed, c->seeds, first, reps, checksum, ns);
 }
 
 /* --age: a new heap first runs that many repetitions, untimed, so that it is
@@ -138,16 +149,15 @@ static int age(cell *c, am_heap *h) {
     uint64_t sum, ns;
     if (!c->a->age) return 0;
     c->job.aging = 1;
-    int status = run_sample(c, h, &c->job, c->a->age, &sum, &ns);
+    int status = run_sample(c, h, &c->job, 0, c->a->age, &sum, &ns);
     c->job.aging = 0;
     if (status != AM_OK) not_ok(c, status);
     return c->finished;
 }
 
-static unsigned round_to_seeds(const cell *c, double reps) {
+static unsigned reps_in_range(double reps) {
     if (reps >= AM_MAX_REPS) reps = AM_MAX_REPS;
-    unsigned n = reps < 1 ? 1 : (unsigned)reps;
-    return (n + c->seeds - 1) / c->seeds * c->seeds;
+    return reps < 1 ? 1 : (unsigned)reps;
 }
 
 /* One of the two rows a cell times: its own (heap h) or its partner. */
@@ -156,6 +166,9 @@ typedef struct side {
     am_heap *h;
     void *partner;
     unsigned untimed_reps; /* its warm-up's and the repetitions before its samples */
+    unsigned next;         /* the seed its next repetition runs, in the cycle: each
+                            * sample goes on where the side's last stopped */
+    unsigned first;        /* the seed its last sample began with */
 } side;
 
 /* A new heap for the side, aged, the previous one destroyed; 0 when it has
@@ -183,8 +196,10 @@ static void drop_heap(side *sd) {
 }
 
 static int side_sample(side *sd, unsigned reps, uint64_t *sum, uint64_t *ns) {
-    if (sd->partner) return am_partner.sample(sd->partner, reps, sum, ns);
-    return run_sample(sd->c, sd->h, &sd->c->job, reps, sum, ns);
+    sd->first = sd->next;
+    sd->next = (unsigned)((sd->next + (uint64_t)reps) % sd->c->seeds);
+    if (sd->partner) return am_partner.sample(sd->partner, sd->first, reps, sum, ns);
+    return run_sample(sd->c, sd->h, &sd->c->job, sd->first, reps, sum, ns);
 }
 
 /* A sample's status and checksum: 0 when both are right, else the cell ends
@@ -198,7 +213,7 @@ static int check_sample(side *sd, int status, uint64_t sum, unsigned reps) {
             snprintf(why, sizeof why, "partner %s: %s", am_partner.name, status_text(status));
             fail(c, why, 3);
         }
-    } else if (sum != expected_sum(c, reps) + c->bad_sum) {
+    } else if (sum != expected_sum(c, sd->first, reps) + c->bad_sum) {
         fail(c, sd->partner ? "partner checksum mismatch" : "checksum mismatch", 4);
     }
     return c->finished;
@@ -213,14 +228,14 @@ static unsigned calibrate(side *sd) {
     uint64_t sum, ns;
     /* aim 15% above min_ms: warmed-up samples run faster than these */
     uint64_t min_ns = (uint64_t)(c->a->min_ms * 1e6 * 1.15);
-    unsigned reps = round_to_seeds(c, c->w->reps ? c->w->reps(c->a->size) : 1);
+    unsigned reps = reps_in_range(c->w->reps ? c->w->reps(c->a->size) : 1);
     int long_enough = 0;
-    if (reps > c->seeds) {
+    if (reps > 1) {
         /* one repetition first: a slow strategy (an ordered free list walked on
          * every free) may need far fewer than the workload's starting count */
         int status = side_sample(sd, 1, &sum, &ns);
         if (status != AM_OK) check_sample(sd, status, sum, 1);
-        else reps = round_to_seeds(c, am_reps_from_one(reps, ns, min_ns));
+        else reps = reps_in_range(am_reps_from_one(reps, ns, min_ns));
     }
     while (!c->finished) {
         int status = side_sample(sd, reps, &sum, &ns);
@@ -232,7 +247,7 @@ static unsigned calibrate(side *sd) {
         if (ns >= min_ns) { if (++long_enough == 2) break; }
         else {
             long_enough = 0;
-            reps = round_to_seeds(c, am_reps_grow(reps, ns, min_ns));
+            reps = reps_in_range(am_reps_grow(reps, ns, min_ns));
         }
     }
     drop_heap(sd);
@@ -245,7 +260,9 @@ static void row_sample(side *sd, unsigned s) {
     uint64_t minor0 = 0, major0 = 0, minor1 = 0, major1 = 0, sum, insns, cycles;
     am_page_faults(&minor0, &major0);
     if (c->hw) am_hw_counters_start(c->hw);
-    int status = run_sample(c, sd->h, &c->job, c->reps, &sum, &c->ns[s]);
+    sd->first = sd->next;
+    sd->next = (unsigned)((sd->next + (uint64_t)c->reps) % c->seeds);
+    int status = run_sample(c, sd->h, &c->job, sd->first, c->reps, &sum, &c->ns[s]);
     if (c->hw) {
         if (am_hw_counters_stop(c->hw, &insns, &cycles) == 0) {
             c->instructions += insns;
@@ -260,7 +277,7 @@ static void row_sample(side *sd, unsigned s) {
     c->minor_faults[s] = minor1 - minor0;
     c->major_faults[s] = major1 - major0;
     if (status != AM_OK) fail(c, status_text(status), 3);
-    else if (sum != c->expect + c->bad_sum) fail(c, "checksum mismatch", 4);
+    else if (sum != expected_sum(c, sd->first, c->reps) + c->bad_sum) fail(c, "checksum mismatch", 4);
 }
 
 static void partner_sample(side *sd, unsigned s) {
@@ -281,10 +298,13 @@ static int rewarm(side *sd) {
     return sd->c->finished;
 }
 
+/* The samples then start the cycle from its first seed, so that a count
+ * run's one sample (runner/counts.py) runs the inputs of the warm-up. */
 static int warm_up(side *sd, unsigned reps) {
     uint64_t sum, ns;
     sd->untimed_reps += reps;
     int status = side_sample(sd, reps, &sum, &ns);
+    sd->next = 0;
     return check_sample(sd, status, sum, reps);
 }
 
@@ -299,8 +319,8 @@ static void side_turn(side *sd, side *row, side **last, unsigned s) {
 
 /* A warm-up on each measured heap, then the timed samples, each checked;
  * the row's and the partner's alternate, row first in even pairs. The
- * warm-up runs each seed once, not a whole sample: a fresh heap reaches the
- * size it keeps in its first repetition of an input, and a visit's samples
+ * warm-up runs each of the workload's own seeds once, not a whole sample: a
+ * fresh heap reaches the size it keeps in its first repetition of an input, and a visit's samples
  * come after it (docs/measurements.md: the first timed sample is no slower
  * than after a whole sample's warm-up). The partner warms up first, so that
  * the row's first sample follows its own warm-up, as it does timed alone: a
@@ -315,7 +335,8 @@ static void take_samples(cell *c, side *row, side *partner) {
     if (!c->ns || !c->minor_faults || !c->major_faults || !c->partner_ns) { fail(c, "out of memory", 3); return; }
     if (fresh_heap(row) || (c->partner && fresh_heap(partner))) return;
     am_count_start();
-    if ((c->partner && warm_up(partner, c->seeds)) || warm_up(row, c->seeds)) return;
+    unsigned warm = am_seed_count(c->w);
+    if ((c->partner && warm_up(partner, warm)) || warm_up(row, warm)) return;
     c->hw = am_hw_counters_open(&c->hw_why);
     side *last = row;
     for (unsigned s = 0; s < a->samples && !c->finished; s++) {
@@ -393,16 +414,19 @@ static void open_partner(cell *c) {
 
 /* Oracle, calibration, samples and the report; the exit code. */
 static int measure(cell *c) {
-    side row = {c, NULL, NULL, 0}, partner = {c, NULL, NULL, 0};
+    side row = {c, NULL, NULL, 0, 0, 0}, partner = {c, NULL, NULL, 0, 0, 0};
     if (!consult_oracle(c)) fail(c, "out of memory", 3);
     else open_partner(c);
     partner.partner = c->partner;
     if (c->finished) return c->exit_code;
-    c->reps = c->a->reps ? round_to_seeds(c, c->a->reps) : calibrate(&row);
+    c->expect = cycle_sum(c);
+    /* a given count is rounded up to whole rounds of the workload's own seeds,
+     * the inputs of the warm-up: a count run's one sample does the warm-up's work */
+    unsigned own = am_seed_count(c->w);
+    c->reps = c->a->reps ? reps_in_range((double)((c->a->reps + (uint64_t)own - 1) / own * own)) : calibrate(&row);
     if (c->partner && !c->finished)
-        c->partner_reps = c->a->partner_reps ? round_to_seeds(c, c->a->partner_reps) : calibrate(&partner);
+        c->partner_reps = c->a->partner_reps ? reps_in_range(c->a->partner_reps) : calibrate(&partner);
     if (c->finished) return c->exit_code;
-    c->expect = expected_sum(c, c->reps);
     /* a later round's oracle must be the first round's: the same inputs */
     if (c->a->has_expect && c->a->expect != c->expect) fail(c, "checksum mismatch", 4);
     else take_samples(c, &row, &partner);
@@ -451,7 +475,7 @@ int main(int argc, char **argv) {
     memset(&c, 0, sizeof c);
     c.a = &a;
     c.w = w;
-    c.seeds = am_seed_count(w);
+    c.seeds = am_seed_cycle(w, a.size);
     c.bad_sum = (uint64_t)test_hook("AM_TEST_BADSUM", &a);
     c.job.size = a.size;
     c.job.threads = a.threads;

@@ -15,7 +15,7 @@ static int count_one(cell *c) {
     if (age(c, h)) { am_destroy(h); return c->exit_code; }
     uint64_t sum, ns;
     c->seeds = 1;
-    int status = run_sample(c, h, &c->job, 1, &sum, &ns);
+    int status = run_sample(c, h, &c->job, 0, 1, &sum, &ns);
     am_stats s;
     am_get_stats(h, &s);
     am_destroy(h);
@@ -56,7 +56,7 @@ static int counting_table(cell *c) {
         one_seed.seed = a->seed + r % c->seeds;
         one.a = &one_seed;
         one.seeds = 1;
-        int status = run_sample(&one, h, &c->job, 1, &sum, &ns);
+        int status = run_sample(&one, h, &c->job, 0, 1, &sum, &ns);
         if (status != AM_OK) not_ok(c, status);
         else if (sum != c->w->oracle(&c->job)) fail(c, "checksum mismatch", 4);
         else {

@@ -15,21 +15,12 @@ static uint64_t am_fnv(uint64_t h, const void *p, size_t n) {
     return h;
 }
 
-static uint64_t am_gcd(uint64_t x, uint64_t y) {
-    while (y) {
-        uint64_t t = x % y;
-        x = y;
-        y = t;
-    }
-    return x;
-}
-
-/* A digest of what a sample ran: the job's parameters, the age of its heap,
- * and each seed with its oracle checksum and its share of the repetitions (in
- * lowest terms, so that counts of 2K and 3K repetitions digest alike). Two
- * cells with equal digests ran the same inputs in the same proportions. */
+/* A digest of what a cell's samples ran: the job's parameters, the age of
+ * its heap, and the seed cycle, each seed with its oracle checksum. Every
+ * side of every row of a block goes through the cycle in the same order from
+ * its first seed; two cells with equal digests ran the same inputs. */
 static uint64_t am_inputs_digest(const char *workload, const am_job *job, uint64_t age, uint64_t seed0,
-                                 unsigned seeds, unsigned reps, const uint64_t *oracle_sums) {
+                                 unsigned seeds, const uint64_t *oracle_sums) {
     uint64_t h = am_fnv(0xCBF29CE484222325ull, workload, strlen(workload));
     uint64_t size = job->size, threads = job->threads;
     h = am_fnv(h, &size, sizeof size);
@@ -37,12 +28,9 @@ static uint64_t am_inputs_digest(const char *workload, const am_job *job, uint64
     h = am_fnv(h, &job->param, sizeof job->param);
     if (job->has_work_loops) h = am_fnv(h, &job->work_loops, sizeof job->work_loops);
     h = am_fnv(h, &age, sizeof age); /* the heap's state when measuring starts is part of the experiment */
-    uint64_t share = 0;
-    for (unsigned k = 0; k < seeds; k++) share = am_gcd(share, reps / seeds + (k < reps % seeds));
     for (unsigned k = 0; k < seeds; k++) {
-        uint64_t seed = seed0 + k, count = (reps / seeds + (k < reps % seeds)) / share;
+        uint64_t seed = seed0 + k;
         h = am_fnv(h, &seed, sizeof seed);
-        h = am_fnv(h, &count, sizeof count);
         h = am_fnv(h, &oracle_sums[k], sizeof oracle_sums[k]);
     }
     return h;

@@ -29,8 +29,9 @@ typedef struct am_partner_row {
     void *(*open)(const am_partner_job *job);
     /* a new heap, aged (the previous one destroyed): 0 (AM_OK) or the workload's status */
     int (*fresh_heap)(void *partner);
-    /* one sample on the current heap, as the cell's own (sample.h) */
-    int (*sample)(void *partner, unsigned reps, uint64_t *checksum, uint64_t *ns);
+    /* one sample on the current heap, as the cell's own (sample.h): reps
+     * repetitions from the seed cycle's first-th */
+    int (*sample)(void *partner, unsigned first, unsigned reps, uint64_t *checksum, uint64_t *ns);
     void (*close)(void *partner);
 } am_partner_row;
 

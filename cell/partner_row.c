@@ -25,7 +25,7 @@ AM_PAGE_ALIGNED_CODE static void *partner_open(const am_partner_job *pj) {
     if (!p) return NULL;
     p->w = w;
     p->seed = pj->seed;
-    p->seeds = am_seed_count(w);
+    p->seeds = am_seed_cycle(w, pj->size);
     p->age = pj->age;
     p->job.size = pj->size;
     p->job.threads = 1;
@@ -45,14 +45,14 @@ static int partner_fresh_heap(void *v) {
     if (!p->age) return AM_OK;
     uint64_t sum, ns;
     p->job.aging = 1;
-    int status = am_sample_run(p->w, p->h, &p->job, p->seed, p->seeds, p->age, &sum, &ns);
+    int status = am_sample_run(p->w, p->h, &p->job, p->seed, p->seeds, 0, p->age, &sum, &ns);
     p->job.aging = 0;
     return status;
 }
 
-static int partner_sample(void *v, unsigned reps, uint64_t *checksum, uint64_t *ns) {
+static int partner_sample(void *v, unsigned first, unsigned reps, uint64_t *checksum, uint64_t *ns) {
     partner_state *p = v;
-    return am_sample_run(p->w, p->h, &p->job, p->seed, p->seeds, reps, checksum, ns);
+    return am_sample_run(p->w, p->h, &p->job, p->seed, p->seeds, first, reps, checksum, ns);
 }
 
 static void partner_close(void *v) {

@@ -17,13 +17,13 @@
 #endif
 
 /* reps repetitions, cycling through the seeds seed, seed + 1, ..., seed +
- * seeds - 1; the time is the loop's, or for a threaded workload the sum of
- * what its repetitions timed. The workload's status. */
+ * seeds - 1 from seed + first; the time is the loop's, or for a threaded
+ * workload the sum of what its repetitions timed. The workload's status. */
 static AM_NOINLINE int am_sample_loop(const am_workload *w, am_heap *h, am_job *job, uint64_t seed, unsigned seeds,
-                                      unsigned reps, uint64_t *checksum, uint64_t *ns) {
+                                      unsigned first, unsigned reps, uint64_t *checksum, uint64_t *ns) {
     uint64_t sum = 0, timed = 0;
     int status = AM_OK;
-    unsigned k = 0;
+    unsigned k = first % seeds;
     uint64_t t0 = am_now_ns();
     for (unsigned r = 0; r < reps && status == AM_OK; r++) {
         job->seed = seed + k;
@@ -43,9 +43,9 @@ static AM_NOINLINE int am_sample_loop(const am_workload *w, am_heap *h, am_job *
  * the same code, the row's or the partner's, finds its locals at the same
  * offsets within a page in every process. */
 static int am_sample_run(const am_workload *w, am_heap *h, am_job *job, uint64_t seed, unsigned seeds,
-                         unsigned reps, uint64_t *checksum, uint64_t *ns) {
+                         unsigned first, unsigned reps, uint64_t *checksum, uint64_t *ns) {
     int status;
-    AM_AT_STACK_PLACE(status = am_sample_loop(w, h, job, seed, seeds, reps, checksum, ns));
+    AM_AT_STACK_PLACE(status = am_sample_loop(w, h, job, seed, seeds, first, reps, checksum, ns));
     return status;
 }
 

@@ -8,7 +8,7 @@ import os
 import re
 
 from report import results
-from runner import schema
+from runner import schema, yardstick
 
 esc = html.escape
 
@@ -123,11 +123,13 @@ class Pieces:
         else:
             cls, mark, note = "same", "≈ ", "no difference shown"
         interval = f"<small>{fmt_ratio(lo)}–{fmt_ratio(hi)}</small>" if lo is not None and hi is not None else ""
-        unstable = against == run.baseline and (run.ratio_of.get(schema.key_of(row)) or {}).get("unstable")
+        entry = (run.ratio_of.get(schema.key_of(row)) or {}) if against == run.baseline else {}
+        unstable, moved = entry.get("unstable"), yardstick.partner_moved(entry)
         text = f"{row['strategy']} / {against}: {note}" + ("; unstable: its interval is too wide" if unstable else "")
         title = f' title="{esc(text, quote=True)}"' if tip else ""
+        flag = ("?" if unstable else "") + (yardstick.FROM_TIMES if moved else "")
         return (f'<td class="ratio {cls}"{title}{attrs}>{mark}'
-                f'<span class="r">{fmt_ratio(ratio)}×{"?" if unstable else ""}</span>{interval}</td>')
+                f'<span class="r">{fmt_ratio(ratio)}×{flag}</span>{interval}</td>')
 
     def time_cell(self, row, attrs=""):
         if row is None:
@@ -170,11 +172,17 @@ class Pieces:
                 cells.append(self.ratio_cell(row, attrs=attrs, tip=False))
             tag = ' <span class="pill">floor</span>' if s in results.FLOOR_ROWS else ""
             rows.append(f'<tr><th class="row" scope="row">{esc(s)}{tag}</th>{"".join(cells)}</tr>')
+        notes = []
+        for x in xs:
+            entries = [run.ratio_of.get(schema.key_of(g.cell[(s, x)])) for s in g.strategies if g.cell.get((s, x))]
+            note = yardstick.partner_note([e for e in entries if e])
+            if note:
+                notes.append(f'<p class="note">{esc(g.axis)} {esc(x)}: {esc(note)}.</p>')
         return (f'<div class="scroll"><table class="results" id="t-{esc(g.slug())}">'
                 f'<caption>Median time per operation (ns) and ratio to {esc(run.baseline)}, with the ratio\'s 95% '
                 f'interval. Hover a time for its interval.</caption>'
                 f'<thead><tr><th rowspan="2">strategy</th>{head1}</tr><tr>{head2}</tr></thead>'
-                f'<tbody>{"".join(rows)}</tbody></table></div>')
+                f'<tbody>{"".join(rows)}</tbody></table></div>' + "".join(notes))
 
     def legend(self):
         margin = f"{100 * (self.run.meta.get('statistics') or {}).get('margin', 0.02):g}%"
@@ -184,6 +192,8 @@ class Pieces:
                 f'≈ 1.01×</span>no difference shown (interval holds 1, or within {margin} of 1)</span>'
                 '<span>? undecided: the interval is too wide to say whether the ratio is more than '
                 f'{margin} off or within it</span>'
+                f'<span>{yardstick.FROM_TIMES} {yardstick.MOVED}: the partner\'s own time beside this row differed '
+                'from beside the baseline, so the ratio is from the two rows\' times, not through the partner</span>'
                 '<span><i>italic</i>: baseline, or no interval available</span></div>')
 
 

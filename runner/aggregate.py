@@ -4,6 +4,7 @@ counts of its -stats run, unstable or not) and the ratios of each strategy
 to the row it is compared against, paired by round. Pure computation on numbers already
 measured: the runner calls it during a run, regenerate.py on the samples.csv
 of a finished one. The statistics themselves are stats.py's."""
+import collections
 import dataclasses
 import math
 
@@ -69,6 +70,12 @@ class Measurement:
     def partner(self):
         """The row this cell was timed beside in its processes, or None."""
         return self.result.partner if self.result.is_paired() else None
+
+    def partner_visits(self):
+        """{round: the median of the partner's time per repetition in that
+        visit's samples}: the yardstick this cell's ratios go through."""
+        r = self.result
+        return visit_medians([ns / r.partner_reps for ns in r.partner_samples_ns], r.sample_rounds)
 
     def partner_logs(self):
         """{round: the median, over that visit's pairs of samples, of the log
@@ -160,14 +167,21 @@ class Ratio:
     """A strategy's cell over the cell of the row it is compared against at the same point: the
     paired estimate and interval, how many rounds paired, whether it is
     marked as a difference and whether it is unstable (undecided: its
-    interval too wide to say what the margin asks, stats.is_undecided)."""
-    __slots__ = ("cell", "baseline", "ratio", "ci_low", "ci_high", "pairs", "significant", "unstable")
+    interval too wide to say what the margin asks, stats.is_undecided);
+    partner_shift: the partner's time beside the cell over its time beside
+    the other (None: not both timed beside one partner), and through_partner:
+    whether the ratio went through the partner (it did not where the partner
+    moved, partner_moved)."""
+    __slots__ = ("cell", "baseline", "ratio", "ci_low", "ci_high", "pairs", "significant", "unstable",
+                 "partner_shift", "through_partner")
 
-    def __init__(self, cell, baseline, iv, settings):
+    def __init__(self, cell, baseline, judged, settings):
+        iv = judged.interval
         self.cell, self.baseline = cell, baseline
         self.ratio, self.ci_low, self.ci_high, self.pairs = iv.estimate, iv.low, iv.high, iv.n
         self.significant = stats.is_difference(iv, settings.margin)
         self.unstable = stats.is_undecided(iv, settings.margin)
+        self.partner_shift, self.through_partner = judged.partner_shift, judged.through_partner
 
 
 def point(cell):
@@ -200,10 +214,10 @@ class Ratios:
                 continue
             memo = (m.cell.key(), len(m.result.samples_ns), len(b.result.samples_ns))
             if memo not in self.done:
-                self.done[memo] = ratio_of(m, b)
-            iv = self.done[memo]
-            if iv is not None:
-                out.append(Ratio(m.cell, self.baseline, iv, self.settings))
+                self.done[memo] = judge(m, b)
+            judged = self.done[memo]
+            if judged.interval is not None:
+                out.append(Ratio(m.cell, self.baseline, judged, self.settings))
         return out
 
     def versus_rows(self, measurements, facts):
@@ -220,19 +234,50 @@ class Ratios:
         return out
 
 
-def ratio_of(m, b):
-    """m's cell over b's. Cells timed beside one partner: through it, each
-    round's log ratio to the partner (measured sample by sample within the
-    process) less the other cell's of the same round, so that what moves a
-    whole process moves both sides and cancels; else the visits' medians,
-    paired by round. The interval: the sign test's over the rounds.
+# The partner is a yardstick only while the row beside it cannot bend it: its
+# time beside two cells may differ by this much before their ratio is taken
+# from their times instead (docs/bench.md, "When the partner moves").
+PARTNER_TOLERANCE = 0.05
+
+Judged = collections.namedtuple("Judged", "interval partner_shift through_partner")
+
+
+def partner_shift(m, b):
+    """The partner's time per repetition beside m over beside b, paired by
+    round (the median over the rounds both visited), or None where the two
+    were not timed beside one partner."""
+    partner = m.partner()
+    if not partner or partner != b.partner():
+        return None
+    iv = stats.paired_ratio(m.partner_visits(), b.partner_visits())
+    return iv.estimate if iv else None
+
+
+def partner_moved(shift):
+    return shift is not None and abs(math.log(shift)) > math.log1p(PARTNER_TOLERANCE)
+
+
+def judge(m, b):
+    """m's cell over b's, a Judged. Cells timed beside one partner: through
+    it, each round's log ratio to the partner (measured sample by sample
+    within the process) less the other cell's of the same round, so that
+    what moves a whole process moves both sides and cancels; else, and where
+    the partner's own time beside the two differed by more than
+    PARTNER_TOLERANCE (the row beside it bent the yardstick, and the ratio
+    through it would be off by as much), the visits' medians, paired by
+    round. The interval: the sign test's over the rounds.
     Even when b is the partner's own row, the ratio goes through b's visits:
     the same code in another place of another executable does not take the
     same time (docs/bench.md, "The baseline")."""
-    partner = m.partner()
-    if partner and partner == b.partner():
-        return stats.paired_log_ratio(m.partner_logs(), b.partner_logs())
-    return stats.paired_ratio(m.visits(), b.visits())
+    shift = partner_shift(m, b)
+    if shift is not None and not partner_moved(shift):
+        return Judged(stats.paired_log_ratio(m.partner_logs(), b.partner_logs()), shift, True)
+    return Judged(stats.paired_ratio(m.visits(), b.visits()), shift, False)
+
+
+def ratio_of(m, b):
+    """m's cell over b's: judge's interval (None when no round paired)."""
+    return judge(m, b).interval
 
 
 def control_count(ratio_entries, control):

@@ -55,7 +55,8 @@ def summary_entry(m):
 def ratio_entry(r):
     entry = dict(zip(schema.KEY, r.cell.key()))
     entry.update(baseline=r.baseline, ratio=r.ratio, ci_low=r.ci_low, ci_high=r.ci_high, pairs=r.pairs,
-                 significant=r.significant, unstable=r.unstable)
+                 significant=r.significant, unstable=r.unstable, partner_shift=r.partner_shift,
+                 through_partner=r.through_partner)
     return entry
 
 

@@ -24,9 +24,12 @@ FROM_SAMPLES = ("samples", "visits", "median_ns_per_op", "min_ns_per_op", "ci_lo
                 "unstable", "minor_faults_per_op", "major_faults_per_op", "process_spread")
 # a ratio: the paired estimate over the rounds both cells visited (pairs), its
 # interval, significant (marked as a difference: the interval excludes 1 and
-# the ratio clears the run's margin) and unstable (either cell is)
+# the ratio clears the run's margin) and unstable (either cell is);
+# partner_shift: the partner's time beside the cell over beside the baseline's
+# (empty: not timed beside one partner), through_partner: 1 when the ratio
+# went through it, 0 when the partner moved and the ratio is from the times
 RATIO_COLS = ["compiler", "workload", "size", "threads", "param", "strategy", "baseline", "ratio",
-              "ci_low", "ci_high", "pairs", "significant", "unstable"]
+              "ci_low", "ci_high", "pairs", "significant", "unstable", "partner_shift", "through_partner"]
 METRIC_COLS = list(KEY) + ["metric", "value"]
 # each block's strategies ranked by median (rank 1: the fastest), whether in
 # the fastest group, and the paired ratio to the fastest with its interval
@@ -51,7 +54,7 @@ POSITIVE = {"samples.csv": ("ns", "ns_per_op", "partner_ns")}
 DEFAULTS = {"threads": 1, "param": 0.0, "round": 1, "visits": None, "unstable": None, "pairs": None,
             "minor_faults": None, "major_faults": None, "minor_faults_per_op": None, "major_faults_per_op": None,
             "inputs": "", "malloc": "", "partner": "", "partner_reps": None, "partner_ns": None,
-            "process_spread": None}
+            "process_spread": None, "partner_shift": None, "through_partner": None}
 
 
 def fmt(v):

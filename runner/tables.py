@@ -10,7 +10,7 @@ their types (size and threads ints, param and figures floats, None where empty).
 import collections
 import textwrap
 
-from runner import aggregate, schema
+from runner import aggregate, schema, yardstick
 from runner.schema import fmt
 
 NOT_SIGNIFICANT = "~"
@@ -219,10 +219,13 @@ def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), 
         header = ["", "strategy", "time/op [95%]"] + ([f"/{baseline} [95%]"] if compared else []) + ["spread"] + \
             (["instr/op", "cyc/base"] if counted else [])
         over = f" {OVERSUBSCRIBED}" if cpus and threads > cpus else ""
-        tables.append({"title": f"{compiler}: {workload} size {size}" + variant_suffix(threads, param) + over,
+        note = yardstick.partner_note([ratio_at[_at(r)] for r in cells if _at(r) in ratio_at]) if compared else ""
+        moved = f" ({yardstick.MOVED})" if note else ""
+        tables.append({"title": f"{compiler}: {workload} size {size}" + variant_suffix(threads, param) + over + moved,
                        "header": header, "lines": lines, "align": "ll" + "r" * (len(header) - 2),
                        "legend": block_legend(baseline, marks, compared) + ("; " + COUNTS_LEGEND if counted else "") +
-                       (f"; {OVERSUBSCRIBED} = more threads than the {cpus} CPUs (oversubscribed)" if over else "")})
+                       (f"; {OVERSUBSCRIBED} = more threads than the {cpus} CPUs (oversubscribed)" if over else ""),
+                       "note": note})
     return tables
 
 
@@ -258,7 +261,8 @@ def matrix_csv(summary, ratios, baseline, strategies=None):
 def _ratio_text(q):
     if q is None or q.get("ratio") is None:
         return "-"
-    return format_ratio(q["ratio"], q["ci_low"], q["ci_high"], bool(q["significant"]), bool(q.get("unstable")))
+    text = format_ratio(q["ratio"], q["ci_low"], q["ci_high"], bool(q["significant"]), bool(q.get("unstable")))
+    return text + (yardstick.FROM_TIMES if yardstick.partner_moved(q) else "")
 
 
 def build_versus(summary, versus, strategies=None, cpus=None, shared=None, marks=Marks()):
@@ -436,6 +440,9 @@ def render_text(tables, width=160, legend_once=False):
             for r in t["lines"]:
                 out.append("  ".join(_justify(r[i], widths[i], align[i]) for i in b).rstrip())
             out.append("")
+        if t.get("note"):
+            out.append(textwrap.fill("Note: " + t["note"], width, break_on_hyphens=False))
+            out.append("")
         if legend:
             out.append(textwrap.fill(legend, width, break_on_hyphens=False))
             out.append("")
@@ -462,6 +469,10 @@ def render_markdown(tables, legend_once=False, width=WIDTH):
             out.append("|" + "|".join(":---" if align[i] == "l" else "---:" for i in b) + "|")
             for r in cells:
                 out.append("| " + " | ".join(r[i] for i in b) + " |")
+            out.append("")
+        if t.get("note"):
+            note = f"Note: {t['note']}."
+            out.append(textwrap.fill(note, width, break_on_hyphens=False) if width else note)
             out.append("")
         if legend:
             out.append(textwrap.fill(legend + ".", width, break_on_hyphens=False) if width else legend + ".")

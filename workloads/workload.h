@@ -62,11 +62,12 @@ typedef struct am_workload {
     /* The same checksum computed without the allocator under test. */
     uint64_t (*oracle)(am_job *job);
     int threaded;               /* creates its own threads and heaps, and sets am_job.timed_ns */
-    /* Repetition seeds: a sample cycles through the seeds base, base + 1, ...,
-     * base + seeds - 1, and its repetition count is a multiple of seeds, so
-     * that every row of a block runs the same inputs whatever its count (0
-     * counts as 1). More where the work itself depends on the seed (a random
-     * length), one where only the values do. */
+    /* Repetition seeds: a cell cycles through the seeds base, base + 1, ...
+     * (am_seed_cycle: at least these), one repetition each, the next sample
+     * going on where the last stopped, so that every row of a block runs the
+     * same inputs in the same order (0 counts as 1). More where the work
+     * itself depends on the seed (a random length: a heap's warm-up runs each
+     * of these once). */
     unsigned seeds;
     /* Repetitions a heap runs, untimed, before it is measured (am-cell --age
      * overrides): where a strategy's state keeps changing over a program's
@@ -93,6 +94,26 @@ typedef struct am_workload {
 int am_workload_fits(const am_workload *w, const am_job *job);
 
 AM_INLINE unsigned am_seed_count(const am_workload *w) { return w->seeds ? w->seeds : 1; }
+
+/* The seeds a cell cycles through: a workload of several seeds (its values
+ * random) gets enough of them that one cycle holds AM_CYCLE_OPS operations.
+ * A branch predictor learns a few inputs that come round again and again:
+ * four random lists of 1,010 ints sorted in turn ran 3x faster after a few
+ * hundred repetitions, sixteen never did, and how much a side had learned
+ * depended on how long its samples were, so minimal's time beside another row
+ * moved with that row's (docs/measurements.md, "The partner learns its
+ * inputs"). A program rarely sorts the same four lists; the cycle keeps the
+ * values new to the predictor, as they are to a program. */
+#define AM_CYCLE_OPS 65536.0
+#define AM_MAX_SEEDS 8192u
+
+AM_INLINE unsigned am_seed_cycle(const am_workload *w, size_t size) {
+    unsigned declared = am_seed_count(w);
+    if (declared < 2) return declared;
+    double ops = w->ops ? w->ops(size) : 1.0, want = ops > 0 ? AM_CYCLE_OPS / ops : AM_MAX_SEEDS;
+    if (want <= declared) return declared;
+    return want >= AM_MAX_SEEDS ? AM_MAX_SEEDS : (unsigned)want + 1;
+}
 
 /* Wink-out (the `<workload>_drop` variants): a repetition may drop its
  * containers by resetting the heap only where reset frees live blocks

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""accuracy.py: whether a finished run's one-thread tables agree with
+themselves. Where precision asks whether two runs repeat, accuracy asks
+whether a ratio says what its line's times say:
+  - the partner as a yardstick: in each one-thread block, the median of the
+    partner's time per repetition over the processes of each row, and how far
+    apart those medians are across the rows;
+  - each line's ratio against its time ratio (its median time over the
+    baseline's): how many are more than 5% apart, and how many lie on
+    opposite sides of 1 beyond the run's margin;
+  - the A/A control (a second build of its twin): its ratio to the twin per
+    one-thread cell, and how many of its cells are marked.
+It measures nothing; docs/measurements.md gives its figures for default runs.
+
+  python3 runner/accuracy.py RUN [RUN ...]"""
+import math
+import os
+import sys
+
+if __name__ == "__main__":
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+from runner import aggregate, regenerate, rundir, stats  # noqa: E402
+from runner.errors import RunError  # noqa: E402
+
+APART = 0.05  # the goal's tolerance, for the partner's medians and a line's two ratios
+
+
+def block(key):
+    return key[:1] + key[2:]
+
+
+def partner_medians(run):
+    """{one-thread block: {row: the partner's median time per repetition over
+    the row's processes}} of the cells timed beside a partner."""
+    out = {}
+    for key, samples in run.samples_of.items():
+        per_rep = [s["partner_ns"] / s["partner_reps"] for s in samples if s.get("partner_ns") and s.get("partner_reps")]
+        if per_rep:
+            out.setdefault(block(key), {})[key[1]] = stats.median(per_rep)
+    return out
+
+
+def spread(values):
+    return max(values) / min(values) - 1
+
+
+def partner_figures(run):
+    """(blocks, apart beyond APART, apart beyond 20%, apart beyond 50%, the
+    blocks apart beyond APART whose ratios the tables judged without the partner)."""
+    medians = partner_medians(run)
+    judged_by_time = {block(rundir_key(r)) for r in run.ratios if r.get("through_partner") == 0}
+    apart = [b for b, rows in medians.items() if len(rows) > 1 and spread(list(rows.values())) > APART]
+    return (len(medians), len(apart), sum(spread(list(medians[b].values())) > 0.2 for b in apart),
+            sum(spread(list(medians[b].values())) > 0.5 for b in apart), sum(b in judged_by_time for b in apart))
+
+
+def rundir_key(r):
+    return (r["compiler"], r["strategy"], r["workload"], r["size"], r["threads"], r["param"])
+
+
+def line_figures(run, margin):
+    """(one-thread lines with a ratio, more than APART from their time ratio,
+    on opposite sides of 1 beyond the margin)."""
+    lines = off = opposite = 0
+    for r in run.ratios:
+        if r["threads"] != 1 or r["ratio"] is None:
+            continue
+        key = rundir_key(r)
+        mine, base = run.by_key.get(key), run.by_key.get(key[:1] + (r["baseline"],) + key[2:])
+        if not mine or not base or not mine.get("median_ns_per_op") or not base.get("median_ns_per_op"):
+            continue
+        by_time = mine["median_ns_per_op"] / base["median_ns_per_op"]
+        lines += 1
+        off += abs(math.log(r["ratio"] / by_time)) > math.log1p(APART)
+        edge = math.log1p(margin)
+        opposite += (math.log(r["ratio"]) > edge and math.log(by_time) < -edge) or \
+                    (math.log(r["ratio"]) < -edge and math.log(by_time) > edge)
+    return lines, off, opposite
+
+
+def control_figures(run, settings):
+    """(one-thread cells of the A/A control, beyond APART from 1, beyond 2%,
+    cells marked, the largest ratio's distance from 1) or None without a control."""
+    control = (run.meta.get("control") or {})
+    row, twin = control.get("row"), control.get("twin")
+    if not row or not twin:
+        return None
+    ms = {(m.cell.compiler, m.cell.strategy, m.cell.workload, m.cell.size, m.cell.threads, m.cell.param): m
+          for m in regenerate.measurements_of(run) if m.status == "ok"}
+    n = beyond = beyond2 = marked = 0
+    worst = 0.0
+    for key, m in ms.items():
+        if key[1] != row or key[4] != 1:
+            continue
+        t = ms.get(key[:1] + (twin,) + key[2:])
+        iv = aggregate.ratio_of(m, t) if t else None
+        if iv is None:
+            continue
+        n += 1
+        d = abs(math.log(iv.estimate))
+        worst = max(worst, math.exp(d) - 1)
+        beyond += d > math.log1p(APART)
+        beyond2 += d > math.log1p(0.02)
+        marked += stats.is_difference(iv, settings.margin)
+    return n, beyond, beyond2, marked, worst
+
+
+def describe(folder):
+    run = rundir.load_strict(folder, need=("summary.csv", "samples.csv", "ratios.csv"))
+    settings = aggregate.Settings.from_meta(run.meta)
+    blocks, apart, apart20, apart50, judged = partner_figures(run)
+    lines, off, opposite = line_figures(run, settings.margin)
+    out = [f"{run.run_id}:",
+           f"  partner: its medians beside the rows more than {APART:.0%} apart in {apart} of {blocks} one-thread "
+           f"blocks ({blocks - apart} within: {(blocks - apart) / blocks:.1%}); beyond 20% in {apart20}, beyond 50% in "
+           f"{apart50}; of those {apart}, {judged} judged without it (a ratio from the times)" if blocks else
+           "  partner: no cell timed beside one",
+           f"  lines: ratio within {APART:.0%} of its time ratio in {lines - off} of {lines} one-thread lines "
+           f"({(lines - off) / lines if lines else 0:.1%}); on opposite sides of 1 beyond the margin: {opposite}"]
+    c = control_figures(run, settings)
+    if c:
+        n, beyond, beyond2, marked, worst = c
+        out.append(f"  A/A control: within {APART:.0%} of 1 in {n - beyond} of {n} one-thread cells, beyond 2% in "
+                   f"{beyond2}; marked in {marked} ({marked / n if n else 0:.1%}); farthest {worst:.1%} from 1")
+    return "\n".join(out)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if argv else 2
+    try:
+        for folder in argv:
+            print(describe(folder))
+    except RunError as e:
+        print(f"accuracy: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
