@@ -420,10 +420,7 @@ static int measure(cell *c) {
     partner.partner = c->partner;
     if (c->finished) return c->exit_code;
     c->expect = cycle_sum(c);
-    /* a given count is rounded up to whole rounds of the workload's own seeds,
-     * the inputs of the warm-up: a count run's one sample does the warm-up's work */
-    unsigned own = am_seed_count(c->w);
-    c->reps = c->a->reps ? reps_in_range((double)((c->a->reps + (uint64_t)own - 1) / own * own)) : calibrate(&row);
+    c->reps = c->a->reps ? reps_in_range(c->a->reps) : calibrate(&row);
     if (c->partner && !c->finished)
         c->partner_reps = c->a->partner_reps ? reps_in_range(c->a->partner_reps) : calibrate(&partner);
     if (c->finished) return c->exit_code;

@@ -20,7 +20,9 @@ import threading
 from runner import cell_protocol, count_tables, outputs, plain_copies, rundir, runlock, schema
 from runner.errors import RunError, UsageError
 
-REPS = 1          # rounded up by the cell to a multiple of its seeds
+# a counted sample runs each of the workload's own seeds once (--list:
+# "seeds"), the inputs of its warm-up: a random length is counted at each of them
+REPS_COUNTED = "each of the workload's seeds once"
 DEFAULT_SEED = 1  # without --seed and without a timed run in the folder: counts are of fixed inputs
 # fixed simulated caches (size, associativity, line), so that no figure depends on the host's
 CACHES = (("I1", "32768,8,64"), ("D1", "32768,8,64"), ("LL", "8388608,16,64"))
@@ -168,9 +170,10 @@ def count_cell(cell, exe, libraries, listing, seed, timeout, running=None):
         out_file = os.path.join(scratch, "callgrind.out")
         cell_folder(scratch, exe, libraries)
         from_warm_up = bool(listing.get("count_start"))
-        aged = any(w["name"] == cell.workload and w.get("age") for w in listing["workloads"])
+        facts = next(w for w in listing["workloads"] if w["name"] == cell.workload)
+        aged, reps = bool(facts.get("age")), facts.get("seeds") or 1
         cmd = prefix(out_file, from_warm_up) + cell_protocol.command(
-            "./" + CELL_NAME, cell.workload, cell.size, seed=seed, param=cell.param, reps=REPS, samples=1, alone=True)
+            "./" + CELL_NAME, cell.workload, cell.size, seed=seed, param=cell.param, reps=reps, samples=1, alone=True)
         out, why = cell_protocol.run(cmd, timeout, cwd=scratch, env=dict(CELL_ENV), running=running)
         why = why or cell_protocol.check_answer(out)
         if why or out.get("status") != "ok":
@@ -214,7 +217,7 @@ def run_seed(cfg, seed_given):
 def settings(cfg, seed, version):
     """counts.json without the shard: what two count runs must share to be compared or merged."""
     return {"tool": version, "caches": dict(CACHES), "aslr": "off", "environment": dict(CLOCK_FREE),
-            "formula": FORMULA, "reps": REPS,
+            "formula": FORMULA, "reps": REPS_COUNTED,
             "seed": seed, "baseline": cfg.baseline, "strategies": list(cfg.order),
             "workloads": list(cfg.workloads), "quick": cfg.quick,
             "sizes": cfg.sizes if isinstance(cfg.sizes, str) else list(cfg.sizes),

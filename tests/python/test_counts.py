@@ -168,10 +168,12 @@ class ValgrindStart(unittest.TestCase):
         listing = json.loads(subprocess.run([self.exe, "--list"], capture_output=True, text=True).stdout)
         if not listing.get("count_start"):
             self.skipTest("this build cannot start callgrind's simulation (cell/count_start.h)")
-        aged = [w["name"] for w in listing["workloads"] if w["age"] and not w["threaded"]]
+        aged = [w for w in listing["workloads"] if w["age"] and not w["threaded"]]
         self.assertTrue(aged, "a workload that ages its heap")
         out = os.path.join(self.tmp.name, "callgrind.out")
-        cmd = counts.prefix(out, True) + [self.exe, "--workload", aged[0], "--size", "10", "--reps", "1",
+        # the warm-up's inputs: each of the workload's seeds once, as a count run's sample
+        reps = str(aged[0]["seeds"])
+        cmd = counts.prefix(out, True) + [self.exe, "--workload", aged[0]["name"], "--size", "10", "--reps", reps,
                                           "--samples", "1", "--alone"]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
