@@ -244,17 +244,22 @@ Judged = collections.namedtuple("Judged", "interval partner_shift through_partne
 
 def partner_shift(m, b):
     """The partner's time per repetition beside m over beside b, paired by
-    round (the median over the rounds both visited), or None where the two
-    were not timed beside one partner."""
+    round, as an Interval (the median over the rounds both visited), or None
+    where the two were not timed beside one partner."""
     partner = m.partner()
     if not partner or partner != b.partner():
         return None
-    iv = stats.paired_ratio(m.partner_visits(), b.partner_visits())
-    return iv.estimate if iv else None
+    return stats.paired_ratio(m.partner_visits(), b.partner_visits())
 
 
 def partner_moved(shift):
-    return shift is not None and abs(math.log(shift)) > math.log1p(PARTNER_TOLERANCE)
+    """Whether the partner moved beyond its noise (its interval, from enough
+    rounds to reach its confidence, clear of 1) and by more than
+    PARTNER_TOLERANCE: a few rounds on a noisy host leave it where it was."""
+    if shift is None:
+        return False
+    beyond_noise = shift.reached and (shift.low > 1 or shift.high < 1)
+    return beyond_noise and abs(math.log(shift.estimate)) > math.log1p(PARTNER_TOLERANCE)
 
 
 def judge(m, b):
@@ -262,17 +267,18 @@ def judge(m, b):
     it, each round's log ratio to the partner (measured sample by sample
     within the process) less the other cell's of the same round, so that
     what moves a whole process moves both sides and cancels; else, and where
-    the partner's own time beside the two differed by more than
-    PARTNER_TOLERANCE (the row beside it bent the yardstick, and the ratio
-    through it would be off by as much), the visits' medians, paired by
-    round. The interval: the sign test's over the rounds.
+    the partner's own time beside the two moved (partner_moved: the row
+    beside it bent the yardstick, and the ratio through it would be off by
+    as much), the visits' medians, paired by round. The interval: the sign
+    test's over the rounds.
     Even when b is the partner's own row, the ratio goes through b's visits:
     the same code in another place of another executable does not take the
     same time (docs/bench.md, "The baseline")."""
     shift = partner_shift(m, b)
+    estimate = shift.estimate if shift else None
     if shift is not None and not partner_moved(shift):
-        return Judged(stats.paired_log_ratio(m.partner_logs(), b.partner_logs()), shift, True)
-    return Judged(stats.paired_ratio(m.visits(), b.visits()), shift, False)
+        return Judged(stats.paired_log_ratio(m.partner_logs(), b.partner_logs()), estimate, True)
+    return Judged(stats.paired_ratio(m.visits(), b.visits()), estimate, False)
 
 
 def ratio_of(m, b):

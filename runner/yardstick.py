@@ -1,7 +1,7 @@
 """yardstick.py: where the partner moved. A one-thread cell is timed beside
 its partner and its ratios go through it; where the partner's own time beside
-two cells differed by more than aggregate.PARTNER_TOLERANCE, their ratio is
-taken from their times instead (aggregate.judge), and the tables name the
+two cells moved (aggregate.partner_moved: by more than PARTNER_TOLERANCE,
+beyond its noise), their ratio is taken from their times instead (aggregate.judge), and the tables name the
 block. Reads ratio entries (ratios.csv's columns, schema.py) only."""
 
 MOVED = "partner moved"

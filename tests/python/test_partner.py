@@ -225,6 +225,24 @@ class WhenThePartnerMoves(unittest.TestCase):
         self.assertTrue(r.through_partner)
         self.assertAlmostEqual(r.ratio, (40 / 34.5), places=3)
 
+    def test_a_few_rounds_leave_the_partner_the_yardstick(self):
+        # 13% in three rounds: a noisy host can do that to a tiny run
+        base = bent_cell("minimal", 34_000, 34_000, rounds=3)
+        row = bent_cell("monotonic", 40_000, 38_500, rounds=3)
+        [r] = aggregate.Ratios("minimal").of([row, base])
+        self.assertTrue(r.through_partner)
+
+    def test_a_partner_within_its_noise_is_the_yardstick(self):
+        # beside the row, the partner's rounds read 0.9x to 1.3x its time
+        # beside the baseline, 1.1x by their median: within its noise
+        base = bent_cell("minimal", 34_000, 34_000)
+        row = bent_cell("monotonic", 40_000, 34_000)
+        shifts = [0.9, 1.3, 0.95, 1.25, 1.1, 1.12, 0.92, 1.2]
+        row.result.partner_samples_ns = [int(34_000 * 10 * f) for f in shifts for _ in range(4)]
+        [r] = aggregate.Ratios("minimal").of([row, base])
+        self.assertGreater(r.partner_shift, 1.05)
+        self.assertTrue(r.through_partner)
+
     def test_the_tables_name_the_block_and_mark_its_ratios(self):
         base = bent_cell("minimal", 34_000, 34_000)
         row = bent_cell("system-scudo", 68_000, 13_000)
