@@ -8,6 +8,8 @@ whether a ratio says what its line's times say:
   - each line's ratio against its time ratio (its median time over the
     baseline's): how many are more than 5% apart, and how many lie on
     opposite sides of 1 beyond the run's margin;
+  - what noise alone would make of the partner's medians: the same
+    figure with each round's visits dealt to that round's rows at random;
   - the A/A control (a second build of its twin): its ratio to the twin per
     one-thread cell, and how many of its cells are marked.
 It measures nothing; docs/measurements.md gives its figures for default runs.
@@ -15,6 +17,7 @@ It measures nothing; docs/measurements.md gives its figures for default runs.
   python3 runner/accuracy.py RUN [RUN ...]"""
 import math
 import os
+import random
 import sys
 
 if __name__ == "__main__":
@@ -24,6 +27,7 @@ from runner import aggregate, regenerate, rundir, stats  # noqa: E402
 from runner.errors import RunError  # noqa: E402
 
 APART = 0.05  # the goal's tolerance, for the partner's medians and a line's two ratios
+NOISE_TRIALS = 100
 
 
 def block(key):
@@ -39,6 +43,39 @@ def partner_medians(run):
         if per_rep:
             out.setdefault(block(key), {})[key[1]] = stats.median(per_rep)
     return out
+
+
+def partner_visits(run):
+    """{one-thread block: {round: {row: [the partner's time per repetition in
+    each sample of that row's visit]}}}."""
+    out = {}
+    for key, samples in run.samples_of.items():
+        for s in samples:
+            if s.get("partner_ns") and s.get("partner_reps") and s.get("round") is not None:
+                visit = out.setdefault(block(key), {}).setdefault(s["round"], {}).setdefault(key[1], [])
+                visit.append(s["partner_ns"] / s["partner_reps"])
+    return out
+
+
+def partner_noise(run, trials=NOISE_TRIALS):
+    """The blocks whose partner medians would be more than APART apart by
+    noise alone: the mean count over trials where each round's visits are
+    dealt to that round's rows at random (a partner no row bends, with the
+    host's own noise, its drift from round to round kept). Seeded: the same
+    folder gives the same figure."""
+    rng = random.Random(1)
+    blocks = [b for b in partner_visits(run).values() if len({row for rows in b.values() for row in rows}) > 1]
+    total = 0
+    for _ in range(trials):
+        for rounds in blocks:
+            per_row = {}
+            for rows in rounds.values():
+                names, visits = list(rows), list(rows.values())
+                rng.shuffle(visits)
+                for name, visit in zip(names, visits):
+                    per_row.setdefault(name, []).extend(visit)
+            total += spread([stats.median(v) for v in per_row.values()]) > APART
+    return total / trials
 
 
 def spread(values):
@@ -116,6 +153,8 @@ def describe(folder):
            f"blocks ({blocks - apart} within: {(blocks - apart) / blocks:.1%}); beyond 20% in {apart20}, beyond 50% in "
            f"{apart50}; of those {apart}, {judged} judged without it (a ratio from the times)" if blocks else
            "  partner: no cell timed beside one",
+           f"  partner by noise alone (each round's visits dealt to its rows at random, {NOISE_TRIALS} times): "
+           f"{partner_noise(run):.1f} blocks more than {APART:.0%} apart" if blocks else "",
            f"  lines: ratio within {APART:.0%} of its time ratio in {lines - off} of {lines} one-thread lines "
            f"({(lines - off) / lines if lines else 0:.1%}); on opposite sides of 1 beyond the margin: {opposite}"]
     c = control_figures(run, settings)
@@ -123,7 +162,7 @@ def describe(folder):
         n, beyond, beyond2, marked, worst = c
         out.append(f"  A/A control: within {APART:.0%} of 1 in {n - beyond} of {n} one-thread cells, beyond 2% in "
                    f"{beyond2}; marked in {marked} ({marked / n if n else 0:.1%}); farthest {worst:.1%} from 1")
-    return "\n".join(out)
+    return "\n".join(line for line in out if line)
 
 
 def main(argv=None):
