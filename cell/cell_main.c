@@ -28,6 +28,7 @@
 #include "inputs.h"
 #include "partner.h"
 #include "sample.h"
+#include "trace_load.h"
 #include "workload.h"
 
 #define AM_MAX_REPS (1u << 30)
@@ -102,7 +103,10 @@ static double ops_of(const am_workload *w, const am_job *job) {
 /* ---------------------------------------------------------------- the inputs */
 
 static uint64_t inputs_digest(const cell *c) {
-    return am_inputs_digest(c->w->name, &c->job, c->a->age, c->a->seed, c->seeds, c->oracle_sums);
+    uint64_t h = am_inputs_digest(c->w->name, &c->job, c->a->age, c->a->seed, c->seeds, c->oracle_sums);
+    /* a replay's inputs are the trace's calls, all of them */
+    if (am_replay_current) h = am_fnv(h, &am_replay_current->digest, sizeof am_replay_current->digest);
+    return h;
 }
 
 /* Before any heap: the oracle of each repetition seed (for a threaded
@@ -406,8 +410,8 @@ static void report(const cell *c, const side *row, const side *partner) {
 static void open_partner(cell *c) {
     if (c->a->alone) { c->alone_why = "--alone"; return; }
     if (c->w->threaded || c->a->threads > 1) { c->alone_why = "threaded"; return; }
-    am_partner_job pj = {c->a->workload, c->a->size, c->a->param, c->a->work_loops, c->a->has_work_loops,
-                         c->a->limit, c->a->seed, c->a->age};
+    am_partner_job pj = {c->w->name, c->a->size, c->a->param, c->a->work_loops, c->a->has_work_loops,
+                         c->a->limit, c->a->seed, c->a->age, am_replay_current};
     c->partner = am_partner.open(&pj);
     if (!c->partner) fail(c, "the partner row could not be opened (out of memory)", 3);
 }
@@ -443,12 +447,24 @@ int main(int argc, char **argv) {
     cell_args a;
     if (!parse_args(argc, argv, &a, am_partner.name)) return 2;
     if (a.list) { list_workloads(); return 0; }
-    const am_workload *w = am_workload_find(a.workload);
+    /* trace:NAME is the workload trace, named in the tables after its file */
+    int replay = !strcmp(a.workload, "trace") || (!strncmp(a.workload, "trace:", 6) && a.workload[6]);
+    const am_workload *w = am_workload_find(replay ? "trace" : a.workload);
+    if (a.trace && !replay) {
+        fprintf(stderr, "am-cell: --trace is for the workload trace (or trace:NAME), not '%s'\n", a.workload);
+        return 2;
+    }
     if (!w) {
         fprintf(stderr, "am-cell: unknown workload '%s'; valid:", a.workload);
         for (int i = 0; am_workloads[i]; i++) fprintf(stderr, " %s", am_workloads[i]->name);
         fprintf(stderr, "\n");
         return 2;
+    }
+    /* before any heap exists and before the oracle: the trace's calls, decoded */
+    static am_replay trace;
+    if (a.trace) {
+        if (!am_trace_load(a.trace, &trace)) return 2;
+        am_replay_current = &trace;
     }
     /* before any heap exists: the runner's cap on what a cell may take */
     if (a.mem_limit && am_limit_address_space(a.mem_limit) != 0)

@@ -36,6 +36,7 @@
 #define am_query_heap_pairs partner_am_query_heap_pairs
 #define am_query_heap_queries partner_am_query_heap_queries
 #define am_query_heap_term partner_am_query_heap_term
+#define am_replay_current partner_am_replay_current
 #define am_size_mix_size partner_am_size_mix_size
 #define am_sizes_linear partner_am_sizes_linear
 #define am_sizes_linear_sort partner_am_sizes_linear_sort
@@ -48,6 +49,10 @@
 #define am_sweep_query_heap partner_am_sweep_query_heap
 #define am_sweep_size_mix partner_am_sweep_size_mix
 #define am_thread_exit_hook partner_am_thread_exit_hook
+#define am_trace_free partner_am_trace_free
+#define am_trace_kind_name partner_am_trace_kind_name
+#define am_trace_parse partner_am_trace_parse
+#define am_trace_read partner_am_trace_read
 #define am_thread_join partner_am_thread_join
 #define am_thread_start partner_am_thread_start
 #define am_thread_token partner_am_thread_token
@@ -80,6 +85,7 @@
 #define am_workload_thrash_pool_map_list_unaligned partner_am_workload_thrash_pool_map_list_unaligned
 #define am_workload_thrash_pool_sort partner_am_workload_thrash_pool_sort
 #define am_workload_thrash_pool_sort_list_int partner_am_workload_thrash_pool_sort_list_int
+#define am_workload_trace partner_am_workload_trace
 #define am_workload_utilization partner_am_workload_utilization
 #define am_workload_vector_dupe partner_am_workload_vector_dupe
 #define am_workload_vector_of_lists partner_am_workload_vector_of_lists

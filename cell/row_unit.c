@@ -56,10 +56,14 @@
 #include "../workloads/thrash_pool_map_list_unaligned.c"
 #include "../workloads/thrash_pool_sort.c"
 #include "../workloads/thrash_pool_sort_list_int.c"
+#include "../workloads/trace.c"
 #include "../workloads/utilization.c"
 #include "../workloads/vector_dupe.c"
 #include "../workloads/vector_of_lists.c"
 #include "../workloads/vector_of_lists_drop.c"
+
+/* the trace reader: the cell decodes --trace FILE with it (cell/trace_load.h) */
+#include "../recorder/trace_read.c"
 
 /* engines that several strategies build on, and the counting wrapper of
  * AM_STATS builds (empty in measured ones) */
