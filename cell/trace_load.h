@@ -28,6 +28,12 @@ typedef struct tl_state {
     uint64_t live;
 } tl_state;
 
+/* the op's size: 1 for 0, which the call's bit remembers */
+static void tl_size(am_replay_op *op, uint32_t size) {
+    op->size = size ? size : 1;
+    if (!size) op->call |= AM_RP_ZERO_SIZE;
+}
+
 static uint8_t tl_align_log2(const am_trace_call *c) {
     uint64_t a = c->align;
     if (c->kind == AM_CALL_VALLOC || c->kind == AM_CALL_PVALLOC) a = 4096; /* the page, as glibc on x86-64 */
@@ -44,7 +50,7 @@ static void tl_make(tl_state *s, am_replay_op *op, const am_trace_call *c) {
     b->size = (uint32_t)c->size;
     b->align_log2 = tl_align_log2(c);
     op->slot = b->slot;
-    op->size = b->size;
+    tl_size(op, b->size);
     op->align_log2 = b->align_log2;
     size_t n = c->size ? (size_t)c->size : 1;
     s->r->total_bytes += AM_ALIGN_UP(n, AM_MIN_ALIGN) + (b->align_log2 ? (uint64_t)1 << b->align_log2 : 0);
@@ -69,7 +75,7 @@ static int tl_call(tl_state *s, const am_trace_call *c, am_replay_op *op) {
         tl_block *b = &s->blocks[c->old_id];
         op->kind = AM_RP_FREE;
         op->slot = b->slot;
-        op->size = b->size;
+        tl_size(op, b->size);
         op->align_log2 = b->align_log2;
         tl_end(s, c->old_id);
         return 1;
@@ -79,7 +85,8 @@ static int tl_call(tl_state *s, const am_trace_call *c, am_replay_op *op) {
         tl_block *old = &s->blocks[c->old_id];
         op->kind = AM_RP_REALLOC;
         op->old_slot = old->slot;
-        op->old_size = old->size;
+        op->old_size = old->size ? old->size : 1;
+        if (!old->size) op->call |= AM_RP_ZERO_OLD;
         op->old_align_log2 = old->align_log2;
         tl_end(s, c->old_id); /* first: the new block may take the old one's slot */
         tl_make(s, op, c);

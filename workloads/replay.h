@@ -21,7 +21,8 @@ enum {
 /* One call: 20 bytes. A block lives in a slot of the replay's table from its
  * allocation to its end; a slot is reused once its block has ended, so the
  * table holds the most blocks ever live at once, not every block. Sizes are
- * as the program asked them (0 too: the replay asks for 1 byte then); the
+ * as the program asked them, but 0: the replay asks for 1 byte then, and the
+ * call's AM_RP_ZERO_* bit says that the program asked for 0; the
  * size, alignment and slot of a freed block are stored in the free, so that
  * the free is sized without a lookup. */
 typedef struct am_replay_op {
@@ -30,10 +31,14 @@ typedef struct am_replay_op {
     uint32_t size;      /* bytes asked, or of the block freed */
     uint32_t old_size;  /* AM_RP_REALLOC: the old block's bytes */
     uint8_t kind;       /* AM_RP_* */
-    uint8_t call;       /* the recorded call (enum am_trace_kind) */
+    uint8_t call;       /* the recorded call (enum am_trace_kind), and AM_RP_ZERO_* */
     uint8_t align_log2; /* the block's alignment, 0: the strategy's own (AM_MIN_ALIGN) */
     uint8_t old_align_log2;
 } am_replay_op;
+
+#define AM_RP_ZERO_SIZE 0x80 /* the program asked for 0 bytes (size is 1) */
+#define AM_RP_ZERO_OLD 0x40  /* the same of old_size */
+#define AM_RP_CALL_MASK 0x0f
 
 #define AM_REPLAY_KINDS 10 /* recorded calls: AM_CALL_KINDS of trace_format.h */
 

@@ -28,13 +28,12 @@ static const size_t trace_sizes[] = {1, 0};
 static const size_t trace_class_size[TRACE_CLASSES] = {16, 32, 48, 64, 80, 96, 112, 128, 256, 512, 1024, 2048, 4096};
 static am_heap *trace_class_heap[TRACE_CLASSES];
 static const am_heap *trace_classes_for; /* the row's heap the class heaps serve beside */
+/* a size's class by its 16-byte granule, filled once: a load, not a search */
+static uint8_t trace_class_of[TRACE_CLASS_MAX / 16 + 1];
 
-AM_INLINE am_heap *trace_heap_of(am_heap *h, size_t n) {
-    if (n <= 128) return trace_class_heap[(n + 15) / 16 - 1];
-    if (n > TRACE_CLASS_MAX) return h;
-    unsigned c = 8;
-    for (size_t top = 256; n > top; top <<= 1) c++;
-    return trace_class_heap[c];
+AM_FORCE_INLINE am_heap *trace_heap_of(am_heap *h, size_t n) {
+    if (AM_UNLIKELY(n > TRACE_CLASS_MAX)) return h;
+    return trace_class_heap[trace_class_of[(n + 15) / 16]];
 }
 #else
 #if defined(BP_MAX_PARTITION)
@@ -49,8 +48,6 @@ AM_FORCE_INLINE am_heap *trace_heap_of(am_heap *h, size_t n) {
 static void *trace_ptr_none;
 static void **trace_ptr = &trace_ptr_none; /* by slot: the blocks live */
 static uint32_t trace_ptr_slots;
-
-AM_FORCE_INLINE size_t trace_n(uint32_t size) { return size ? size : 1; }
 
 AM_FORCE_INLINE void trace_stamp(void *p, size_t n, uint64_t v) {
     if (n >= sizeof v) memcpy(p, &v, sizeof v);
@@ -123,6 +120,10 @@ static AM_NOINLINE int trace_prepare(am_heap *h, am_job *job, const am_replay *r
 #endif
 #if AM_S(_ONE_SIZE)
     if (trace_classes_for != h) {
+        for (size_t g = 0, c = 0; g <= TRACE_CLASS_MAX / 16; g++) {
+            while (trace_class_size[c] < g * 16) c++;
+            trace_class_of[g] = (uint8_t)c;
+        }
         for (int c = 0; c < TRACE_CLASSES; c++) {
             if (trace_class_heap[c]) am_destroy(trace_class_heap[c]);
             am_options o = job->options;
@@ -147,7 +148,7 @@ static AM_NOINLINE void trace_unwind(am_heap *h, const am_replay *r, size_t done
         made[o->slot] = o->kind == AM_RP_FREE ? NULL : o;
     }
     for (uint32_t k = 0; k < r->slots; k++)
-        if (made[k]) trace_free(h, trace_ptr[k], trace_n(made[k]->size), made[k]->align_log2);
+        if (made[k]) trace_free(h, trace_ptr[k], made[k]->size, made[k]->align_log2);
     free(made);
 }
 
@@ -162,10 +163,11 @@ static const char *const trace_call_metric[AM_REPLAY_KINDS] = {
 static uint64_t trace_calls[AM_REPLAY_KINDS], trace_live, trace_peak;
 
 AM_INLINE void trace_count(const am_replay_op *o) {
-    trace_calls[o->call]++;
-    if (o->kind == AM_RP_REALLOC) trace_live -= o->old_size;
-    if (o->kind == AM_RP_FREE) trace_live -= o->size;
-    else trace_live += o->size;
+    size_t size = o->call & AM_RP_ZERO_SIZE ? 0 : o->size, old = o->call & AM_RP_ZERO_OLD ? 0 : o->old_size;
+    trace_calls[o->call & AM_RP_CALL_MASK]++;
+    if (o->kind == AM_RP_REALLOC) trace_live -= old;
+    if (o->kind == AM_RP_FREE) trace_live -= size;
+    else trace_live += size;
     if (trace_live > trace_peak) trace_peak = trace_live;
 }
 
@@ -210,7 +212,7 @@ static uint64_t trace_run(am_heap *h, am_job *job, int *status) {
     uint64_t v = trace_value(job->seed, 0), sum = 0;
     const am_replay_op *op = r->ops, *end = op + r->nops;
     for (; op < end; op++, v++) {
-        size_t n = trace_n(op->size);
+        size_t n = op->size;
         void *p;
         trace_count(op);
         switch (op->kind) {
@@ -229,7 +231,7 @@ static uint64_t trace_run(am_heap *h, am_job *job, int *status) {
             ptr[op->slot] = p;
             break;
         case AM_RP_REALLOC: {
-            size_t old_n = trace_n(op->old_size);
+            size_t old_n = op->old_size;
             p = trace_realloc(h, ptr[op->old_slot], old_n, op->old_align_log2, n);
             if (AM_UNLIKELY(!p)) goto oom;
             sum += trace_read(p, old_n < n ? old_n : n);
@@ -248,7 +250,7 @@ static uint64_t trace_run(am_heap *h, am_job *job, int *status) {
     /* what the program left live, freed, so that repetitions are alike */
     for (size_t k = 0; k < r->nfinal; k++) {
         const am_replay_op *o = &r->ops[r->final[k]];
-        size_t n = trace_n(o->size);
+        size_t n = o->size;
         void *p = ptr[o->slot];
         sum += trace_read(p, n);
         trace_free(h, p, n, o->align_log2);
@@ -272,13 +274,13 @@ static uint64_t trace_oracle(am_job *job) {
     uint64_t v = trace_value(job->seed, 0), sum = 0;
     for (size_t i = 0; i < r->nops; i++, v++) {
         const am_replay_op *o = &r->ops[i];
-        size_t n = trace_n(o->size);
+        size_t n = o->size;
         if (o->kind == AM_RP_FREE) {
             sum += trace_read(img[o->slot], n);
             continue;
         }
         if (o->kind == AM_RP_REALLOC) {
-            size_t old_n = trace_n(o->old_size);
+            size_t old_n = o->old_size;
             sum += trace_read(img[o->old_slot], old_n < n ? old_n : n);
             memmove(img[o->slot], img[o->old_slot], sizeof img[0]);
         }
@@ -286,7 +288,7 @@ static uint64_t trace_oracle(am_job *job) {
     }
     for (size_t k = 0; k < r->nfinal; k++) {
         const am_replay_op *o = &r->ops[r->final[k]];
-        sum += trace_read(img[o->slot], trace_n(o->size));
+        sum += trace_read(img[o->slot], o->size);
     }
     free(img);
     return sum;
