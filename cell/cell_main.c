@@ -447,24 +447,15 @@ int main(int argc, char **argv) {
     cell_args a;
     if (!parse_args(argc, argv, &a, am_partner.name)) return 2;
     if (a.list) { list_workloads(); return 0; }
-    /* trace:NAME is the workload trace, named in the tables after its file */
-    int replay = !strcmp(a.workload, "trace") || (!strncmp(a.workload, "trace:", 6) && a.workload[6]);
-    const am_workload *w = am_workload_find(replay ? "trace" : a.workload);
-    if (a.trace && !replay) {
-        fprintf(stderr, "am-cell: --trace is for the workload trace (or trace:NAME), not '%s'\n", a.workload);
-        return 2;
-    }
+    /* before any heap exists and before the oracle: a trace's calls, decoded */
+    const char *name = am_trace_setup(a.workload, a.trace);
+    if (!name) return 2;
+    const am_workload *w = am_workload_find(name);
     if (!w) {
         fprintf(stderr, "am-cell: unknown workload '%s'; valid:", a.workload);
         for (int i = 0; am_workloads[i]; i++) fprintf(stderr, " %s", am_workloads[i]->name);
         fprintf(stderr, "\n");
         return 2;
-    }
-    /* before any heap exists and before the oracle: the trace's calls, decoded */
-    static am_replay trace;
-    if (a.trace) {
-        if (!am_trace_load(a.trace, &trace)) return 2;
-        am_replay_current = &trace;
     }
     /* before any heap exists: the runner's cap on what a cell may take */
     if (a.mem_limit && am_limit_address_space(a.mem_limit) != 0)

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../recorder/trace_read.h"
 #include "replay.h"
@@ -185,6 +186,23 @@ static int am_trace_load(const char *path, am_replay *r) {
     r->final = final;
     r->digest = tl_digest(s.ops, r->nops);
     return 1;
+}
+
+/* The workload's name in the table for --workload (trace:NAME is the workload
+ * trace, named in the tables after its file), with --trace FILE decoded into
+ * am_replay_current; NULL after a message (bad input). */
+static const char *am_trace_setup(const char *workload, const char *path) {
+    static am_replay trace;
+    int replay = !strcmp(workload, "trace") || (!strncmp(workload, "trace:", 6) && workload[6]);
+    if (path && !replay) {
+        fprintf(stderr, "am-cell: --trace is for the workload trace (or trace:NAME), not '%s'\n", workload);
+        return NULL;
+    }
+    if (path) {
+        if (!am_trace_load(path, &trace)) return NULL;
+        am_replay_current = &trace;
+    }
+    return replay ? "trace" : workload;
 }
 
 #endif
