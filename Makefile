@@ -224,7 +224,11 @@ PARTNER_OBJ := $(BUILD)/partner-$(PARTNER)/row_unit.o
 $(BUILD)/partner-%/row_unit.o: cell/row_unit.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS_ALL) $(call row_cflags,$*) -DAM_STATS=0 -DAM_PARTNER_BUILD=1 -MMD -MP -c $< -o $@
-$(BUILD)/bin/am-cell-%$(EXE): $(BUILD)/%/row_unit.o $(BUILD)/%/cell_main.o $(PARTNER_OBJ)
+# The trace reader (recorder/trace_read.c), which cell_main.c calls to decode
+# --trace FILE, is one object a build linked into every cell, not part of the
+# row's unit: there its code changed what the compiler inlined in every row.
+TRACE_READ_OBJ := $(BUILD)/common/recorder/trace_read.o
+$(BUILD)/bin/am-cell-%$(EXE): $(BUILD)/%/row_unit.o $(BUILD)/%/cell_main.o $(PARTNER_OBJ) $(TRACE_READ_OBJ)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $^ $(call row_libs,$(call variant_row,$*)) $(LDLIBS_ALL)
 	$(call say_cell,$*)

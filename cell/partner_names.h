@@ -49,10 +49,6 @@
 #define am_sweep_query_heap partner_am_sweep_query_heap
 #define am_sweep_size_mix partner_am_sweep_size_mix
 #define am_thread_exit_hook partner_am_thread_exit_hook
-#define am_trace_free partner_am_trace_free
-#define am_trace_kind_name partner_am_trace_kind_name
-#define am_trace_parse partner_am_trace_parse
-#define am_trace_read partner_am_trace_read
 #define am_thread_join partner_am_thread_join
 #define am_thread_start partner_am_thread_start
 #define am_thread_token partner_am_thread_token

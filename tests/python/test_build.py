@@ -313,7 +313,7 @@ class CommittedUnitBroken(unittest.TestCase):
 
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="am-unit-")
-        for folder in ("platform", "allocators", "containers", "workloads", "cell", "recorder"):
+        for folder in ("platform", "allocators", "containers", "workloads", "cell"):
             shutil.copytree(os.path.join(ROOT, folder), os.path.join(self.dir, folder),
                             ignore=shutil.ignore_patterns("__pycache__"))
 
