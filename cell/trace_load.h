@@ -133,6 +133,11 @@ static int tl_check(const char *path, const am_trace *t) {
     return 1;
 }
 
+static int tl_no_memory(const char *path, size_t calls) {
+    fprintf(stderr, "am-cell: %s: no memory to decode %zu calls\n", path, calls);
+    return 0;
+}
+
 /* The trace at path decoded into *r (its arrays malloc'd for the process's
  * life); 0 after a message (bad input: exit 2). */
 static int am_trace_load(const char *path, am_replay *r) {
@@ -146,44 +151,58 @@ static int am_trace_load(const char *path, am_replay *r) {
     if (t.cut) fprintf(stderr, "am-cell: %s is cut (%s): its complete records replay\n", path, t.cut_reason);
     int ok = tl_check(path, &t);
     tl_state s = {r, NULL, NULL, NULL, 0, 0};
+    size_t room = t.ncalls ? t.ncalls : 1; /* ops the array holds */
     if (ok) {
-        s.ops = malloc((t.ncalls ? t.ncalls : 1) * sizeof *s.ops);
+        s.ops = malloc(room * sizeof *s.ops);
         s.blocks = calloc((size_t)t.blocks + 1, sizeof *s.blocks);
         s.free_slots = malloc(((size_t)t.blocks + 1) * sizeof *s.free_slots);
-        if (!s.ops || !s.blocks || !s.free_slots) {
-            fprintf(stderr, "am-cell: %s: no memory to decode %zu calls\n", path, t.ncalls);
-            ok = 0;
-        }
+        if (!s.ops || !s.blocks || !s.free_slots) ok = tl_no_memory(path, t.ncalls);
     }
     for (size_t i = 0; ok && i < t.ncalls; i++) {
         if (tl_call(&s, &t.calls[i], &s.ops[r->nops])) r->nops++;
         else if (t.calls[i].kind < AM_REPLAY_KINDS) r->skipped[t.calls[i].kind]++;
     }
-    uint32_t *final = NULL;
+    uint32_t *made = NULL;
     if (ok) {
         /* the blocks still live at the end: of each slot, the op that made
-         * its block, unless an op ended that block after; in slot order */
+         * its block, unless an op ended that block after; each freed after
+         * the calls, in slot order */
         r->final_live = s.live;
-        final = calloc((size_t)r->slots + 1, sizeof *final);
-        if (!final) ok = 0;
+        made = calloc((size_t)r->slots + 1, sizeof *made);
+        if (!made) ok = tl_no_memory(path, r->nops);
         for (size_t i = 0; ok && i < r->nops; i++) {
             const am_replay_op *o = &s.ops[i];
-            if (o->kind == AM_RP_REALLOC) final[o->old_slot] = 0;
-            final[o->slot] = o->kind == AM_RP_FREE ? 0 : (uint32_t)(i + 1);
+            if (o->kind == AM_RP_REALLOC) made[o->old_slot] = 0;
+            made[o->slot] = o->kind == AM_RP_FREE ? 0 : (uint32_t)(i + 1);
         }
         for (uint32_t k = 0; ok && k < r->slots; k++)
-            if (final[k]) final[r->nfinal++] = final[k] - 1;
+            if (made[k]) r->nclose++;
     }
+    if (ok && r->nops + r->nclose > room) {
+        am_replay_op *more = realloc(s.ops, (r->nops + r->nclose) * sizeof *s.ops);
+        if (more) s.ops = more;
+        else ok = tl_no_memory(path, r->nops);
+    }
+    for (uint32_t k = 0, c = 0; ok && k < r->slots; k++) {
+        if (!made[k]) continue;
+        const am_replay_op *o = &s.ops[made[k] - 1];
+        am_replay_op *f = &s.ops[r->nops + c++];
+        memset(f, 0, sizeof *f);
+        f->kind = AM_RP_FREE;
+        f->call = (uint8_t)(AM_CALL_FREE | (o->call & AM_RP_ZERO_SIZE));
+        f->slot = o->slot;
+        f->size = o->size;
+        f->align_log2 = o->align_log2;
+    }
+    free(made);
     free(s.blocks);
     free(s.free_slots);
     am_trace_free(&t);
     if (!ok) {
         free(s.ops);
-        free(final);
         return 0;
     }
     r->ops = s.ops;
-    r->final = final;
     r->digest = tl_digest(s.ops, r->nops);
     return 1;
 }

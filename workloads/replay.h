@@ -42,22 +42,26 @@ typedef struct am_replay_op {
 
 #define AM_REPLAY_KINDS 10 /* recorded calls: AM_CALL_KINDS of trace_format.h */
 
-/* Calls the replay holds at most (the array then takes 2.5 GiB, the reader's
- * copy of the trace 6 GiB more while decoding): a longer trace is refused. */
+/* Calls the replay holds at most (the array then takes 2.5 GiB, and as much
+ * again at most for the closing frees, the reader's copy of the trace 6 GiB
+ * more while decoding): a longer trace is refused. */
 #define AM_REPLAY_MAX_CALLS ((size_t)1 << 27)
 
+/* ops holds the nops calls and after them nclose frees of kind AM_RP_FREE,
+ * one for each block the program left live (in slot order), which the replay
+ * makes so that repetitions are alike: one loop makes every call of the
+ * strategy, and so the strategy's fast path has one place to inline into. */
 typedef struct am_replay {
     const am_replay_op *ops;
     size_t nops;              /* calls replayed a repetition */
+    size_t nclose;            /* the closing frees, ops[nops] on */
     uint32_t slots;           /* the table's slots: the most blocks live at once */
-    const uint32_t *final;    /* ops' indices of the allocations still live at the end, */
-    size_t nfinal;            /* freed by the replay after the last call */
     /* the recorded calls not replayed: free(NULL), calls that gave no block,
      * by call kind */
     uint64_t skipped[AM_REPLAY_KINDS];
     uint64_t total_bytes;     /* bytes allocated in all, each block rounded up to AM_MIN_ALIGN */
     uint64_t peak_live, final_live; /* bytes asked, as the recorder counts them */
-    uint64_t digest;          /* of every op: the inputs digest covers the trace */
+    uint64_t digest;          /* of every call: the inputs digest covers the trace */
 } am_replay;
 
 /* The trace the workload replays: set by the cell (and for the partner's

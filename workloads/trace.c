@@ -61,28 +61,29 @@ AM_FORCE_INLINE uint64_t trace_read(const void *p, size_t n) {
     return v;
 }
 
+/* The one call of the strategy's allocate (and below, of its free) in the
+ * replay: am_alloc_aligned serves the strategy's own alignment through its
+ * plain allocate, so that an aligned and a plain call are one place for the
+ * fast path to inline into. Each further call site is one more copy of it,
+ * and beyond a few gcc kept an out-of-line copy of concurrent_pool's locked
+ * fast path, which every workload of the row then called. */
+AM_FORCE_INLINE size_t trace_align(unsigned align_log2) {
+    return align_log2 ? (size_t)1 << align_log2 : AM_MIN_ALIGN;
+}
+
 AM_FORCE_INLINE void *trace_alloc(am_heap *h, size_t n, unsigned align_log2) {
-    am_heap *hh = trace_heap_of(h, n);
-    if (align_log2) return am_alloc_aligned(hh, n, (size_t)1 << align_log2);
-    return am_alloc(hh, n);
+    return am_alloc_aligned(trace_heap_of(h, n), n, trace_align(align_log2));
 }
 
 AM_FORCE_INLINE void trace_free(am_heap *h, void *p, size_t n, unsigned align_log2) {
-    am_heap *hh = trace_heap_of(h, n);
-    if (align_log2) am_free_aligned(hh, p, n, (size_t)1 << align_log2);
-    else am_free(hh, p, n);
+    am_free_aligned(trace_heap_of(h, n), p, n, trace_align(align_log2));
 }
 
-/* realloc: the strategy's own where the old block has malloc's alignment and
- * one heap holds both; else allocate, copy, free */
-AM_FORCE_INLINE void *trace_realloc(am_heap *h, void *p, size_t old_n, unsigned old_align, size_t n) {
-    if (!old_align && trace_heap_of(h, old_n) == trace_heap_of(h, n)) return am_realloc(trace_heap_of(h, n), p, old_n, n);
-    void *q = trace_alloc(h, n, 0);
-    if (q) {
-        memcpy(q, p, old_n < n ? old_n : n);
-        trace_free(h, p, old_n, old_align);
-    }
-    return q;
+/* realloc through the strategy's own where the old block has malloc's
+ * alignment and one heap holds both; else the replay allocates, copies and
+ * frees */
+AM_FORCE_INLINE int trace_resizes_in_place(am_heap *h, const am_replay_op *o) {
+    return !o->old_align_log2 && trace_heap_of(h, o->old_size) == trace_heap_of(h, o->size);
 }
 
 /* the value a call's stamp holds: the call's place and the seed */
@@ -162,7 +163,8 @@ static const char *const trace_call_metric[AM_REPLAY_KINDS] = {
     "calls_posix_memalign", "calls_aligned_alloc", "calls_memalign", "calls_valloc", "calls_pvalloc"};
 static uint64_t trace_calls[AM_REPLAY_KINDS], trace_live, trace_peak;
 
-AM_INLINE void trace_count(const am_replay_op *o) {
+AM_INLINE void trace_count(const am_replay *r, const am_replay_op *o) {
+    if (o >= r->ops + r->nops) return; /* a closing free: no call of the program's */
     size_t size = o->call & AM_RP_ZERO_SIZE ? 0 : o->size, old = o->call & AM_RP_ZERO_OLD ? 0 : o->old_size;
     trace_calls[o->call & AM_RP_CALL_MASK]++;
     if (o->kind == AM_RP_REALLOC) trace_live -= old;
@@ -180,7 +182,7 @@ static void trace_count_report(am_job *job, const am_replay *r) {
     trace_live = trace_peak = 0;
 }
 #else
-#define trace_count(o) ((void)0)
+#define trace_count(r, o) ((void)0)
 #define trace_count_report(job, r) ((void)0)
 #endif
 
@@ -210,51 +212,49 @@ static uint64_t trace_run(am_heap *h, am_job *job, int *status) {
     if (*status != AM_OK) return 0;
     void **ptr = trace_ptr;
     uint64_t v = trace_value(job->seed, 0), sum = 0;
-    const am_replay_op *op = r->ops, *end = op + r->nops;
+    /* the calls, then the frees of what the program left live, so that
+     * repetitions are alike */
+    const am_replay_op *op = r->ops, *end = op + r->nops + r->nclose;
     for (; op < end; op++, v++) {
         size_t n = op->size;
-        void *p;
-        trace_count(op);
-        switch (op->kind) {
-        case AM_RP_MALLOC:
-        case AM_RP_ALIGNED:
+        void *p, *gone = NULL; /* the block the call frees, */
+        size_t gone_n = 0;     /* its size */
+        unsigned gone_align = 0;
+        trace_count(r, op);
+        if (op->kind == AM_RP_FREE) {
+            gone = ptr[op->slot];
+            gone_n = n;
+            gone_align = op->align_log2;
+            sum += trace_read(gone, n);
+        } else {
+            size_t old_n = op->old_size, kept = old_n < n ? old_n : n;
+            if (op->kind == AM_RP_REALLOC) {
+                gone = ptr[op->old_slot]; /* read first: the new block may take the old one's slot */
+                gone_n = old_n;
+                gone_align = op->old_align_log2;
+                if (trace_resizes_in_place(h, op)) {
+                    p = am_realloc(trace_heap_of(h, n), gone, old_n, n);
+                    if (AM_UNLIKELY(!p)) goto oom;
+                    sum += trace_read(p, kept);
+                    trace_stamp(p, n, v);
+                    ptr[op->slot] = p;
+                    continue;
+                }
+            }
             p = trace_alloc(h, n, op->align_log2);
             if (AM_UNLIKELY(!p)) goto oom;
+            if (op->kind == AM_RP_CALLOC) memset(p, 0, n);
+            if (gone) { /* a resize by copy: the old block goes below */
+                memcpy(p, gone, kept);
+                sum += trace_read(p, kept);
+            }
             trace_stamp(p, n, v);
             ptr[op->slot] = p;
-            break;
-        case AM_RP_CALLOC:
-            p = trace_alloc(h, n, 0);
-            if (AM_UNLIKELY(!p)) goto oom;
-            memset(p, 0, n);
-            trace_stamp(p, n, v);
-            ptr[op->slot] = p;
-            break;
-        case AM_RP_REALLOC: {
-            size_t old_n = op->old_size;
-            p = trace_realloc(h, ptr[op->old_slot], old_n, op->old_align_log2, n);
-            if (AM_UNLIKELY(!p)) goto oom;
-            sum += trace_read(p, old_n < n ? old_n : n);
-            trace_stamp(p, n, v);
-            ptr[op->slot] = p;
-            break;
+            if (!gone) continue;
         }
-        default: /* AM_RP_FREE */
-            p = ptr[op->slot];
-            sum += trace_read(p, n);
-            trace_free(h, p, n, op->align_log2);
-            break;
-        }
+        trace_free(h, gone, gone_n, gone_align);
     }
     trace_count_report(job, r);
-    /* what the program left live, freed, so that repetitions are alike */
-    for (size_t k = 0; k < r->nfinal; k++) {
-        const am_replay_op *o = &r->ops[r->final[k]];
-        size_t n = o->size;
-        void *p = ptr[o->slot];
-        sum += trace_read(p, n);
-        trace_free(h, p, n, o->align_log2);
-    }
     trace_metrics(job, r);
     return sum;
 oom:
@@ -272,7 +272,7 @@ static uint64_t trace_oracle(am_job *job) {
     unsigned char(*img)[8] = calloc(r->slots ? r->slots : 1, sizeof *img);
     if (!img) return 0; /* then no checksum agrees, and the cell fails */
     uint64_t v = trace_value(job->seed, 0), sum = 0;
-    for (size_t i = 0; i < r->nops; i++, v++) {
+    for (size_t i = 0; i < r->nops + r->nclose; i++, v++) {
         const am_replay_op *o = &r->ops[i];
         size_t n = o->size;
         if (o->kind == AM_RP_FREE) {
@@ -285,10 +285,6 @@ static uint64_t trace_oracle(am_job *job) {
             memmove(img[o->slot], img[o->old_slot], sizeof img[0]);
         }
         trace_stamp(img[o->slot], n, v);
-    }
-    for (size_t k = 0; k < r->nfinal; k++) {
-        const am_replay_op *o = &r->ops[r->final[k]];
-        sum += trace_read(img[o->slot], o->size);
     }
     free(img);
     return sum;
