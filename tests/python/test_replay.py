@@ -12,7 +12,11 @@ docs/trace.md, "Replay"), through cells built as make builds them:
   traces have different digests;
 - a strategy that frees nothing, past its limit, is skipped with a reason;
 - bad input (no file, not a trace, several threads, --trace beside another
-  workload) exits 2 with a message, and --help documents --trace."""
+  workload) exits 2 with a message, and --help documents --trace;
+- make bench TRACE="a b" (the runner's --trace): each trace's cells, of the
+  workload trace:NAME, for every strategy, alone or beside the WORKLOADS
+  given; a trace that cannot be read or decoded, an empty one, a folder, two
+  of one name, trace:NAME without its file: a message, exit 2, no folder."""
 import json
 import os
 import shutil
@@ -23,7 +27,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_recorder import INFO, KINDS, LIB, LINUX, ROOT, SUBJECT, make  # noqa: E402
-from test_runner import BUILD, ensure_cells  # noqa: E402
+from test_runner import BUILD, ensure_cells, read_csv, run  # noqa: E402
 
 ROWS = "system,pool,concurrent_pool,monotonic"
 
@@ -207,6 +211,107 @@ class Replay(unittest.TestCase):
         out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
         self.assertIn("--trace FILE", out)
         self.assertIn("trace:NAME", out)
+
+
+@unittest.skipUnless(LINUX, "traces are recorded with an LD_PRELOAD library (Linux, glibc)")
+class BenchTrace(unittest.TestCase):
+    """The runner's --trace (make bench TRACE=...): a trace is a workload of the run."""
+
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells()
+        p = make(LIB, INFO)
+        if p.returncode != 0:
+            raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
+        cls.tmp = tempfile.mkdtemp(prefix="am-bench-trace-")
+        src, exe = os.path.join(cls.tmp, "calls.c"), os.path.join(cls.tmp, "calls")
+        with open(src, "w") as f:
+            f.write(PROGRAM)
+        subprocess.run([shutil.which("gcc") or "cc", "-std=c11", "-O1", "-fno-builtin", "-o", exe, src], check=True)
+        cls.trace = os.path.join(cls.tmp, "calls.trace")
+        p = make("record", "TRACE=" + cls.trace, "CMD=" + exe)
+        if p.returncode != 0:
+            raise AssertionError(f"recording failed:\n{p.stdout}{p.stderr}")
+        # the same calls under a second name: a second workload
+        cls.other = os.path.join(cls.tmp, "again.trace")
+        shutil.copyfile(cls.trace, cls.other)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def bench(self, *args, out="run"):
+        out = os.path.join(self.tmp, out)
+        return run(["--allocators", "system,minimal", "--samples", "3", "--min-ms", "1", "--seed", "7",
+                    "--revisits", "0", "--no-stats-tables", "--cpu", "none", "--out", out] + list(args)), out
+
+    def test_each_trace_is_a_workload_of_every_strategy(self):
+        p, out = self.bench("--trace", self.trace, "--trace", self.other, out="two")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        _, rows = read_csv(os.path.join(out, "summary.csv"))
+        cells = sorted((r["workload"], r["strategy"], r["status"]) for r in rows)
+        self.assertEqual(cells, [(w, s, "ok") for w in ("trace:again", "trace:calls") for s in ("minimal", "system")])
+        # one trace, one inputs digest on every row
+        for w in ("trace:again", "trace:calls"):
+            self.assertEqual(len({r["inputs"] for r in rows if r["workload"] == w}), 1, w)
+        with open(os.path.join(out, "meta.json")) as f:
+            self.assertEqual(json.load(f)["workloads"], ["trace:calls", "trace:again"])
+        self.assertIn("trace:calls", p.stdout)
+
+    def test_workloads_add_to_the_traces(self):
+        p, out = self.bench("--trace", self.trace, "--workloads", "alloc_pair", "--quick", out="beside")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        _, rows = read_csv(os.path.join(out, "summary.csv"))
+        self.assertEqual(sorted({r["workload"] for r in rows}), ["alloc_pair", "trace:calls"])
+
+    def refused(self, args, *said):
+        p, out = self.bench(*args, out="never")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        for s in said:
+            self.assertIn(s, p.stderr)
+        self.assertNotIn(" visits ", p.stdout)  # nothing measured
+        self.assertFalse(os.path.exists(out), "bad input left a run folder")
+
+    def test_bad_traces_are_refused_before_any_folder(self):
+        missing = os.path.join(self.tmp, "missing.trace")
+        empty = os.path.join(self.tmp, "empty.trace")
+        open(empty, "w").close()
+        text = os.path.join(self.tmp, "text.trace")
+        with open(text, "w") as f:
+            f.write("hello\n")
+        folder = os.path.join(self.tmp, "folder.trace")
+        os.makedirs(folder, exist_ok=True)
+        twin = os.path.join(self.tmp, "twin")
+        os.makedirs(twin, exist_ok=True)
+        shutil.copyfile(self.trace, os.path.join(twin, "calls.trace"))
+        for args, said in (
+                (["--trace", missing], [missing, "cannot read"]),
+                (["--trace", empty], [empty, "empty"]),
+                (["--trace", text], [text, "not an allocmark trace"]),
+                (["--trace", folder], [folder, "a folder"]),
+                (["--trace", self.trace, "--trace", os.path.join(twin, "calls.trace")], ["'calls'", "rename"]),
+                (["--workloads", "trace:nosuch"], ["trace:nosuch", "--trace"])):
+            with self.subTest(said=said[-1]):
+                self.refused(args, *said)
+
+    def test_make_bench_passes_each_trace(self):
+        # the runner refuses the first before anything is measured: a dry
+        # look at what make hands it, through the real goal
+        missing = os.path.join(self.tmp, "nosuch.trace")
+        out = os.path.join(self.tmp, "from-make")
+        env = dict(os.environ, AM_NO_INSTALL="1")
+        for k in ("MAKEFLAGS", "MFLAGS"):
+            env.pop(k, None)
+        p = subprocess.run(["make", "--no-print-directory", "bench", "QUICK=1", "ALLOCATORS=system",
+                            f"TRACE={self.trace} {self.other}", "OUT=" + out, "-n"],
+                           cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"--trace '{self.trace}' --trace '{self.other}'", p.stdout)
+        p = subprocess.run(["tools/make.sh", "bench", "QUICK=1", "ALLOCATORS=system", "TRACE=" + missing,
+                            "OUT=" + out], cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("cannot read", p.stderr)
+        self.assertFalse(os.path.exists(out))
 
 
 if __name__ == "__main__":
