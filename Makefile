@@ -28,7 +28,7 @@ PYTHON ?= python3
 # default run without a word.
 USER_VARS := CC OPT ALIGN DEBUG VARIANT EXTRA_CFLAGS EXTRA_LDFLAGS PARTNER PYTHON V EXTERNAL ALLOCATORS VIRTUAL \
 	COMPILERS QUICK WORKLOADS SUITE SIZES SAMPLES ROUNDS SEED BASELINE CPU MEM_LIMIT OUT MARGIN REVISITS BUDGET \
-	BENCH_FLAGS SHARD MERGE RUN RUNS BASE HF_WORKLOAD HF_SIZE HF_REPS HF_RUNS HF_STRATEGY FUZZ_SECONDS LINKED_ROWS
+	BENCH_FLAGS SHARD MERGE RUN RUNS BASE HF_WORKLOAD HF_SIZE HF_REPS HF_RUNS HF_STRATEGY FUZZ_SECONDS TRACE LINKED_ROWS
 define am_newline
 
 
@@ -224,7 +224,11 @@ PARTNER_OBJ := $(BUILD)/partner-$(PARTNER)/row_unit.o
 $(BUILD)/partner-%/row_unit.o: cell/row_unit.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS_ALL) $(call row_cflags,$*) -DAM_STATS=0 -DAM_PARTNER_BUILD=1 -MMD -MP -c $< -o $@
-$(BUILD)/bin/am-cell-%$(EXE): $(BUILD)/%/row_unit.o $(BUILD)/%/cell_main.o $(PARTNER_OBJ)
+# The trace reader (recorder/trace_read.c), which cell_main.c calls to decode
+# --trace FILE, is one object a build linked into every cell, not part of the
+# row's unit: there its code changed what the compiler inlined in every row.
+TRACE_READ_OBJ := $(BUILD)/common/recorder/trace_read.o
+$(BUILD)/bin/am-cell-%$(EXE): $(BUILD)/%/row_unit.o $(BUILD)/%/cell_main.o $(PARTNER_OBJ) $(TRACE_READ_OBJ)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $^ $(call row_libs,$(call variant_row,$*)) $(LDLIBS_ALL)
 	$(call say_cell,$*)
@@ -329,7 +333,7 @@ BENCH_ARGS := $(call opt,--allocators,$(ALLOCATORS)$(if $(ALLOCATORS),$(foreach 
 	$(call opt,--seed,$(SEED)) $(call opt,--cpu,$(CPU)) $(call opt,--mem-limit,$(MEM_LIMIT)) \
 	$(if $(filter 1 yes,$(QUICK)),--quick) $(call opt,--out,$(OUT)) \
 	$(call opt,--margin,$(MARGIN)) $(call opt,--revisits,$(REVISITS)) $(call opt,--budget,$(BUDGET)) \
-	$(if $(filter 1,$(VIRTUAL)),--virtual) \
+	$(if $(filter 1,$(VIRTUAL)),--virtual) $(foreach t,$(TRACE),--trace $(call shell_word,$(t))) \
 	$(call shell_words,$(BENCH_FLAGS))
 # shell snippets: $$ccs = the checked commands, then each one's cells built in
 # build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
@@ -482,6 +486,9 @@ Variables (make VAR=value ...):
   WORKLOADS= SUITE= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)
   MARGIN=0.02 REVISITS=   make bench and compare: the practical margin of a mark; revisits (docs/bench.md)
   BUDGET=S           make bench: seconds the run may take before its revisits stop (QUICK=1: 55)
+  TRACE="a.trace b.trace"   make bench: each recorded trace replayed through every strategy, the
+                     workload trace:NAME (NAME: the file's name without its extension); alone,
+                     the run measures the traces alone, WORKLOADS= adds others (docs/trace.md)
   V=1                every compiler command of the build (default: a line a row)
   PARTNER=minimal    the row every one-thread cell is timed beside, sample by sample, in its own
                      process (docs/bench.md, "The partner"); a row without a library of its own

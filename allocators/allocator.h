@@ -44,6 +44,10 @@
  *   S_RESET_EACH_REPETITION 1 if the cell resets the heap after every
  *                      repetition even though free reuses (optional; the
  *                      cell always resets rows whose free reuses nothing)
+ *   S_ONE_SIZE         1 if a heap serves one block size fast and sends the
+ *                      others to malloc (concurrent_pool): a workload of many
+ *                      sizes gives it a heap per size class, as its users do
+ *                      (optional; 0 when absent)
  *   S_HEAPS_SHARE_STATE 1 if heaps are handles onto one process-wide state
  *                      (Boost's singleton pools): a reset through one purges
  *                      the blocks of all, the first heap's limit binds all, and

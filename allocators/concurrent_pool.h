@@ -33,6 +33,7 @@
 #define concurrent_pool_RESET_FREES_LIVE 1
 #define concurrent_pool_THREAD_SAFE 1
 #define concurrent_pool_ASAN_POISONS 1
+#define concurrent_pool_ONE_SIZE 1
 
 #define CP_AUTO_MAX 4096          /* larger first requests do not choose the block size */
 #define CP_DEFAULT_CAP_BLOCKS 32 /* growth stops at this many blocks a chunk (BDE's default) */

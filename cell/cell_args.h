@@ -13,6 +13,7 @@
 
 typedef struct cell_args {
     const char *workload;
+    const char *trace;  /* --trace FILE: the recorded trace the workload trace replays */
     size_t size;
     unsigned samples;
     double min_ms;
@@ -41,6 +42,11 @@ static void cell_usage(FILE *out, const char *partner) {
             "Measures one cell in this process and prints it as JSON. A one-thread cell\n"
             "is timed beside its partner row, %s, compiled into this executable: their\n"
             "samples alternate, and the JSON line has both (partner_samples_ns).\n"
+            "  --trace FILE   the recorded trace (make record, docs/trace.md) that the\n"
+            "                 workload `trace` replays: --workload trace:NAME (NAME, the\n"
+            "                 trace's name in tables: its file's name without extension)\n"
+            "                 or --workload trace, and --size 1. Decoded before any heap\n"
+            "                 exists; one-thread traces of at most 2^27 calls\n"
             "  --samples N    samples to take (default 9)\n"
             "  --min-ms X     shortest sample in milliseconds (default 10)\n"
             "  --seed N       first repetition seed (default 1): each side cycles through\n"
@@ -108,7 +114,7 @@ bad:
 static int takes_value(const char *f) {
     static const char *const names[] = {"--workload", "--size", "--samples", "--seed", "--threads",
                                         "--limit", "--mem-limit", "--reps", "--age", "--expect",
-                                        "--work-loops", "--min-ms", "--param", "--partner-reps"};
+                                        "--work-loops", "--min-ms", "--param", "--partner-reps", "--trace"};
     size_t i;
     for (i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(f, names[i])) return 1;
@@ -135,6 +141,7 @@ static int parse_args(int argc, char **argv, cell_args *a, const char *partner) 
         if (!v) { fprintf(stderr, "am-cell: %s needs a value\n", f); return 0; }
         i++;
         if (!strcmp(f, "--workload")) a->workload = v;
+        else if (!strcmp(f, "--trace")) a->trace = v;
         else if (!strcmp(f, "--size")) {
             if (!parse_count(f, v, UINT64_MAX, &u)) return 0;
             /* sizes count elements, bytes or MiB: past 2^40 the workloads' own

@@ -28,6 +28,7 @@
 #include "inputs.h"
 #include "partner.h"
 #include "sample.h"
+#include "trace_load.h"
 #include "workload.h"
 
 #define AM_MAX_REPS (1u << 30)
@@ -102,7 +103,10 @@ static double ops_of(const am_workload *w, const am_job *job) {
 /* ---------------------------------------------------------------- the inputs */
 
 static uint64_t inputs_digest(const cell *c) {
-    return am_inputs_digest(c->w->name, &c->job, c->a->age, c->a->seed, c->seeds, c->oracle_sums);
+    uint64_t h = am_inputs_digest(c->w->name, &c->job, c->a->age, c->a->seed, c->seeds, c->oracle_sums);
+    /* a replay's inputs are the trace's calls, all of them */
+    if (am_replay_current) h = am_fnv(h, &am_replay_current->digest, sizeof am_replay_current->digest);
+    return h;
 }
 
 /* Before any heap: the oracle of each repetition seed (for a threaded
@@ -406,8 +410,8 @@ static void report(const cell *c, const side *row, const side *partner) {
 static void open_partner(cell *c) {
     if (c->a->alone) { c->alone_why = "--alone"; return; }
     if (c->w->threaded || c->a->threads > 1) { c->alone_why = "threaded"; return; }
-    am_partner_job pj = {c->a->workload, c->a->size, c->a->param, c->a->work_loops, c->a->has_work_loops,
-                         c->a->limit, c->a->seed, c->a->age};
+    am_partner_job pj = {c->w->name, c->a->size, c->a->param, c->a->work_loops, c->a->has_work_loops,
+                         c->a->limit, c->a->seed, c->a->age, am_replay_current};
     c->partner = am_partner.open(&pj);
     if (!c->partner) fail(c, "the partner row could not be opened (out of memory)", 3);
 }
@@ -443,7 +447,10 @@ int main(int argc, char **argv) {
     cell_args a;
     if (!parse_args(argc, argv, &a, am_partner.name)) return 2;
     if (a.list) { list_workloads(); return 0; }
-    const am_workload *w = am_workload_find(a.workload);
+    /* before any heap exists and before the oracle: a trace's calls, decoded */
+    const char *name = am_trace_setup(a.workload, a.trace);
+    if (!name) return 2;
+    const am_workload *w = am_workload_find(name);
     if (!w) {
         fprintf(stderr, "am-cell: unknown workload '%s'; valid:", a.workload);
         for (int i = 0; am_workloads[i]; i++) fprintf(stderr, " %s", am_workloads[i]->name);

@@ -8,7 +8,7 @@
 #define AM_CELL_MODES_H
 
 /* --stats-only: one repetition of the first seed on the counting build; the
- * allocator statistics */
+ * allocator statistics and the workload's figures */
 static int count_one(cell *c) {
     am_heap *h = am_create(&c->job.options);
     if (!h) { fail(c, "heap could not be created", 3); return c->exit_code; }
@@ -33,6 +33,17 @@ static int count_one(cell *c) {
     json_u64("reserved_peak", s.reserved_peak);
     json_u64("allocs", s.allocs);
     json_u64("frees", s.frees);
+    json_close('}');
+    /* the workload's own figures of that repetition (a replay's calls of each kind) */
+    json_key("metrics");
+    json_open('{');
+    for (int i = 0; i < c->job.metric_count; i++) {
+        double v = c->job.metric_values[i];
+        /* counts whole, not to 6 digits: a test holds them against a trace's */
+        if (v >= 0 && v < 9007199254740992.0 && v == (double)(uint64_t)v)
+            json_u64(c->job.metric_names[i], (uint64_t)v);
+        else json_num(c->job.metric_names[i], v);
+    }
     json_close('}');
     json_close('}');
     return 0;

@@ -21,6 +21,7 @@ typedef struct am_partner_job {
     size_t limit;     /* the heap's byte limit (--limit) */
     uint64_t seed;    /* the first repetition seed */
     unsigned age;     /* repetitions a new heap runs, untimed, first */
+    const struct am_replay *trace; /* the workload trace's calls (replay.h), decoded once by the cell */
 } am_partner_job;
 
 typedef struct am_partner_row {

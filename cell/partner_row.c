@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "partner.h"
+#include "replay.h"
 #include "sample.h"
 
 typedef struct partner_state {
@@ -20,6 +21,7 @@ typedef struct partner_state {
  * time by 5% from one cell to another: runner/partner_check.py). */
 AM_PAGE_ALIGNED_CODE static void *partner_open(const am_partner_job *pj) {
     const am_workload *w = am_workload_find(pj->workload);
+    am_replay_current = pj->trace; /* this unit's own name for the one decoded trace */
     if (!w || w->threaded) return NULL;
     partner_state *p = calloc(1, sizeof *p);
     if (!p) return NULL;

@@ -4,8 +4,10 @@
  * "<source>.c", which the build passes with AM_STRATEGY and AM_STRATEGY_H). The
  * Makefile and CMakeLists.txt both compile this file, once per row and variant
  * (measured, AM_STATS=0; counted, AM_STATS=1); a cell is this unit plus
- * cell_main.c, the timing loop, which stays a unit of its own. It is not a
- * place for code: only #include lines.
+ * cell_main.c, the timing loop, which stays a unit of its own, and the trace
+ * reader (recorder/trace_read.c, which cell_main.c calls for --trace), one
+ * object a build: in this unit its code moved the compiler's inlining budget,
+ * and so the code of every row. It is not a place for code: only #include lines.
  *
  * Why one unit: each compiler process costs a start-up (clang: 0.14 s), and
  * one unit a row builds three times faster than one object a source. Slow
@@ -56,6 +58,7 @@
 #include "../workloads/thrash_pool_map_list_unaligned.c"
 #include "../workloads/thrash_pool_sort.c"
 #include "../workloads/thrash_pool_sort_list_int.c"
+#include "../workloads/trace.c"
 #include "../workloads/utilization.c"
 #include "../workloads/vector_dupe.c"
 #include "../workloads/vector_of_lists.c"

@@ -128,10 +128,14 @@ def workload_facts(listing, names):
 
 
 def command(exe, workload, size, *, seed=None, threads=1, param=0.0, mem_limit=None, work_loops=None,
-            samples=None, min_ms=None, reps=None, partner_reps=None, expect=None, alone=False, mode=None):
+            samples=None, min_ms=None, reps=None, partner_reps=None, expect=None, alone=False, mode=None,
+            trace=None):
     """The argv of a cell. mode: None (measure), "stats-only" (one repetition's
-    allocator statistics) or "stats" (the counting build's tables)."""
+    allocator statistics) or "stats" (the counting build's tables); trace: the
+    file the workload trace:NAME replays."""
     cmd = [exe, "--workload", workload, "--size", str(size)]
+    if trace:
+        cmd += ["--trace", trace]
     if seed is not None:
         cmd += ["--seed", str(seed)]
     if threads and threads > 1:

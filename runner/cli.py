@@ -132,6 +132,11 @@ def make_parser():
                          "function pointers; built with make VIRTUAL=1)")
     ap.add_argument("--workloads", type=names_arg, metavar="W,V",
                     help="workloads (default: those of --suite)")
+    ap.add_argument("--trace", action="append", metavar="FILE",
+                    help="a recorded trace (make record, docs/trace.md) replayed through every strategy as "
+                         "the workload trace:NAME, NAME the file's name without its extension; give it "
+                         "again for several; with traces alone a run measures them alone (--workloads "
+                         "adds others)")
     ap.add_argument("--suite", default="default", metavar="NAME",
                     help="without --workloads, the workloads of this suite: default (what fits make bench's "
                          "time budget), dimensions (the six dimensions of allocation), all (default: default)")

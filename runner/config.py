@@ -5,8 +5,11 @@ no folder and starts no measurement, so bad input leaves nothing behind."""
 import dataclasses
 import datetime
 import os
+import re
 import shutil
 import random
+import subprocess
+import tempfile
 import types
 
 from runner import aggregate, catalog, cell_protocol, matrix, memlimit, pinning, runlock
@@ -96,6 +99,8 @@ class RunConfig:
     cells: tuple            # matrix.Cell in the order of round 1
     run_id: str
     out_dir: str            # absolute: the cells run in another working directory
+    # the workload trace:NAME of each --trace -> its file, absolute
+    traces: types.MappingProxyType = types.MappingProxyType({})
 
     def bin_dir(self, compiler):
         return catalog.bin_dir(self.build_root, compiler)
@@ -246,6 +251,71 @@ def _check_cpu(cpu):
         raise UsageError(f"--cpu {cpu}: this process may use CPUs {', '.join(map(str, allowed))}")
 
 
+# A trace's workload is trace:NAME, NAME its file's name without the
+# extension: a name in the tables, the CSV files and file names of plots
+TRACE_PREFIX = "trace:"
+TRACE_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
+def _traces(paths):
+    """{trace:NAME: absolute path} of the --trace files, in the order given;
+    UsageError for a file that cannot be read, is empty or a folder, a name
+    of other characters, or two files of one name."""
+    traces = {}
+    for given in paths or []:
+        path = os.path.abspath(given)
+        if os.path.isdir(path):
+            raise UsageError(f"--trace {given}: a folder, not a trace (make record TRACE=FILE writes one)")
+        try:
+            with open(path, "rb") as f:
+                empty = not f.read(1)
+        except OSError as e:
+            raise UsageError(f"--trace {given}: cannot read it: {e.strerror or e}")
+        if empty:
+            raise UsageError(f"--trace {given}: the file is empty, not a trace")
+        name = os.path.splitext(os.path.basename(path))[0]
+        if not TRACE_NAME.fullmatch(name):
+            raise UsageError(f"--trace {given}: its name '{name}' (the file's name without its extension) "
+                             f"has characters other than letters, digits and _.+-: rename the file")
+        workload = TRACE_PREFIX + name
+        if workload in traces:
+            raise UsageError(f"--trace {given}: {traces[workload]} has the name '{name}' too: the workload "
+                             f"{workload} would be both; rename one of them")
+        traces[workload] = path
+    return traces
+
+
+def _check_trace(exe, workload, path, timeout):
+    """The trace decoded by a cell as a run's cells will decode it (--stats-only:
+    one repetition, nothing timed). A trace the cell refuses (not a trace, a
+    damaged header, records that do not decode, beyond the replay's limits) is
+    bad input, with the cell's message; a cut trace replays its complete
+    records: the note the run prints, or None."""
+    cmd = cell_protocol.command(exe, workload, 1, trace=path, mode="stats-only")
+    with tempfile.TemporaryDirectory(prefix="allocmark-") as scratch:
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, cwd=scratch, timeout=timeout)
+        except (OSError, subprocess.SubprocessError) as e:
+            raise UsageError(f"--trace {path}: {exe} could not decode it: {e}")
+    said = [line.split("am-cell: ", 1)[-1] for line in p.stderr.splitlines() if line.strip()]
+    if p.returncode == 2:
+        raise UsageError(f"--trace {path}: {said[-1] if said else 'refused by the cell (exit status 2)'}")
+    cut = [line for line in said if " is cut " in line]
+    return f"{workload}: {cut[0]}" if cut else None
+
+
+def _with_traces(listing, traces):
+    """Each compiler's --list answer with a workload trace:NAME a trace, as
+    the cells list the workload trace."""
+    out = {}
+    for c, answer in listing.items():
+        base = next((w for w in answer["workloads"] if w["name"] == "trace"), None)
+        if base is None:
+            raise UsageError(f"the cells of {c} do not know the workload trace: build them again (make)")
+        out[c] = dict(answer, workloads=list(answer["workloads"]) + [dict(base, name=n) for n in traces])
+    return out
+
+
 def plan(args):
     """Checks every input and returns the run's RunConfig; raises UsageError."""
     rows = catalog.rows_or_usage_error()
@@ -288,13 +358,27 @@ def plan(args):
         allocators = allocators + [control]
     order = [r for r in every_built if r in allocators]
 
+    traces = _traces(getattr(args, "trace", None))
     listing = {c: cell_protocol.list_workloads(catalog.cell_exe(catalog.bin_dir(args.build_root, c), rows_of[c][0]))
                for c in compilers}
+    if traces:
+        listing = _with_traces(listing, traces)
     wl = {w["name"]: w for w in listing[compilers[0]]["workloads"]}
-    names = args.workloads or catalog.suite_workloads(wl.values(), args.suite)
+    # traces alone: a run of the traces alone; --workloads adds others
+    names = list(args.workloads or ([] if traces else catalog.suite_workloads(wl.values(), args.suite)))
+    names += [n for n in traces if n not in names]
     for n in names:
+        if n.startswith(TRACE_PREFIX) and n not in wl:
+            raise UsageError(f"workload '{n}': no trace of that name was given (give its file with --trace)")
         if n not in wl:
             raise UsageError(f"unknown workload '{n}'; valid: {', '.join(wl)}")
+    first = compilers[0]
+    checker = catalog.cell_exe(catalog.bin_dir(args.build_root, first),
+                               "system" if "system" in rows_of[first] else rows_of[first][0])
+    for n, path in traces.items():
+        note = _check_trace(checker, n, path, args.timeout)
+        if note:
+            notes.append(note)
 
     quick = args.quick
     samples = args.samples or (QUICK_SAMPLES if quick else DEFAULT_SAMPLES)
@@ -327,4 +411,5 @@ def plan(args):
         keep_allocator_env=args.keep_allocator_env,
         settings=aggregate.Settings(margin=aggregate.Settings.margin if args.margin is None else args.margin),
         control=control, control_twin=twin,
-        cells=tuple(cells), run_id=os.path.basename(out_dir) if args.out else stamp, out_dir=out_dir)
+        cells=tuple(cells), run_id=os.path.basename(out_dir) if args.out else stamp, out_dir=out_dir,
+        traces=frozen(traces))

@@ -26,7 +26,8 @@ def write(cfg):
         threads = max([c.threads for c in mine if c.threads <= cpus] or [1])
         param = min(c.param for c in mine)
         cmd = cell_protocol.command(exe, name, size, seed=cfg.seed, threads=threads, param=param,
-                                    mem_limit=cfg.mem_limits.get(compiler), mode="stats")
+                                    mem_limit=cfg.mem_limits.get(compiler), mode="stats",
+                                    trace=cfg.traces.get(name))
         what = f"counting table of {strategy} {name} {size}"
         with tempfile.TemporaryDirectory(prefix="allocmark-") as scratch:
             try:
@@ -42,7 +43,8 @@ def write(cfg):
             continue
         body = "\n".join(line for line in p.stdout.splitlines() if not line.startswith("{"))
         try:
-            outputs.write_atomic(os.path.join(cfg.out_dir, f"stats-{strategy}-{name}-{size}.txt"),
+            # a trace's workload, trace:NAME, without the colon no Windows file name may hold
+            outputs.write_atomic(os.path.join(cfg.out_dir, f"stats-{strategy}-{name.replace(':', '_')}-{size}.txt"),
                                  body.rstrip() + "\n")
         except OSError as e:  # full disk: the results proper are written (or rescued) next
             print(f"note: {what} not written: {e.strerror or e}")

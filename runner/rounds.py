@@ -44,6 +44,11 @@ def cell_command(exe, cell, seed, limit, work_loops=None, **more):
                                  mem_limit=limit, work_loops=work_loops, **more)
 
 
+def trace_of(cfg, cell):
+    """The trace file a cell of the workload trace:NAME replays, or None."""
+    return cfg.traces.get(cell.workload)
+
+
 def work_key(cell):
     """The cells that share W's loop count: contention's threads vary the
     contention, not the work between two operations."""
@@ -67,7 +72,7 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
         later = {"reps": m.result.reps, "partner_reps": m.result.partner_reps, "expect": m.result.expect}
         samples = samples_this_visit(m.result, samples, min_ms)
     cmd = cell_command(cfg.cell_exe(cell.compiler, cell.strategy), cell, cfg.seed, limit, work_loops,
-                       samples=samples, min_ms=min_ms, **later)
+                       samples=samples, min_ms=min_ms, trace=trace_of(cfg, cell), **later)
     out, why = launcher.run(cmd, cell.threaded and cell.threads > 1, "later visits" if rnd else "first visits")
     if not why:
         why = check_answer(out)
@@ -96,7 +101,8 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
         if not os.path.exists(exe):
             note = "no -stats binary"
         else:
-            scmd = cell_command(exe, cell, cfg.seed, limit, work_loops, mode="stats-only")
+            scmd = cell_command(exe, cell, cfg.seed, limit, work_loops, mode="stats-only",
+                                trace=trace_of(cfg, cell))
             sout, swhy = launcher.run(scmd, kind="-stats runs")
             if swhy:
                 note = "stats run: " + swhy

@@ -93,8 +93,10 @@ class MallocLibrary(unittest.TestCase):
         with open(os.path.join(BUILD, "flags.txt")) as f:
             # "cc flags | ldlibs | partner <row>" (the Makefile's flags stamp)
             cc, ldlibs, partner = f.read().strip().split(" | ")
+        # the cell's objects as the Makefile links them, the trace reader among them
         objs = [os.path.join(BUILD, name, "row_unit.o"), os.path.join(BUILD, name, "cell_main.o"),
-                os.path.join(BUILD, "partner-" + partner.split()[-1], "row_unit.o")]
+                os.path.join(BUILD, "partner-" + partner.split()[-1], "row_unit.o"),
+                os.path.join(BUILD, "common", "recorder", "trace_read.o")]
         if any(not os.path.exists(o) for o in objs):
             self.skipTest("objects not found")
         with tempfile.TemporaryDirectory() as tmp:

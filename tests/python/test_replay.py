@@ -1,0 +1,318 @@
+"""The replay of a recorded trace (the workload trace, am-cell --trace FILE;
+docs/trace.md, "Replay"), through cells built as make builds them:
+
+- faithful: for traces recorded from real programs (a C program making every
+  call of the malloc family on one thread, python3), the -stats cell's
+  replay makes the calls of each kind, reaches the peak live bytes and ends
+  with the live bytes that the trace's closing record counts, and its
+  counting wrapper sees one allocation and one free a block;
+- every row replays the same calls: one checksum and one inputs digest on
+  the malloc row, a pool, a one-size pool (heaps per size class, its
+  allocations beyond the largest class counted) and a monotonic arena; two
+  traces have different digests;
+- a strategy that frees nothing, past its limit, is skipped with a reason;
+- bad input (no file, not a trace, several threads, --trace beside another
+  workload) exits 2 with a message, and --help documents --trace;
+- make bench TRACE="a b" (the runner's --trace): each trace's cells, of the
+  workload trace:NAME, for every strategy, alone or beside the WORKLOADS
+  given; a trace that cannot be read or decoded, an empty one, a folder, two
+  of one name, trace:NAME without its file: a message, exit 2, no folder."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_recorder import INFO, KINDS, LIB, LINUX, ROOT, SUBJECT, make  # noqa: E402
+from test_runner import BUILD, ensure_cells, read_csv, run  # noqa: E402
+
+ROWS = "system,pool,concurrent_pool,monotonic"
+
+# one thread, every call of the malloc family, blocks of many sizes, some
+# left live at exit; -fno-builtin keeps every call a call
+PROGRAM = r"""
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+int main(void) {
+    static void *keep[64];
+    for (int i = 0; i < 400; i++) {
+        size_t n = (size_t)(i * 37 % 5000) + (i % 7 == 0 ? 0 : 1);
+        char *a = malloc(n), *b = calloc(i % 9 + 1, 24);
+        a = realloc(a, n * 2 + 1);
+        b = reallocarray(b, i % 5 + 2, 40);
+        void *c = NULL;
+        if (posix_memalign(&c, 64 << (i % 3), n + 8) != 0) return 1;
+        void *d = aligned_alloc(32, 96), *e = memalign(256, 40), *f = valloc(100), *g = pvalloc(10);
+        char *h = realloc(NULL, 33);
+        h = realloc(h, 0);            /* glibc frees it */
+        free(NULL);
+        if (a) memset(a, 1, 1);
+        free(keep[i % 64]);
+        keep[i % 64] = i % 2 ? (void *)a : (void *)b;
+        free(i % 2 ? (void *)b : (void *)a);
+        free(c); free(d); free(e); free(f); free(g); free(h);
+    }
+    return 0;
+}
+"""
+
+
+def cell(row, trace, *extra, name="trace:t"):
+    exe = os.path.join(ROOT, BUILD, "bin", "am-cell-" + row)
+    cmd = [exe, "--workload", name, "--trace", trace, "--size", "1", "--samples", "2", "--min-ms", "1"]
+    p = subprocess.run(cmd + [str(e) for e in extra], capture_output=True, text=True, timeout=300)
+    lines = p.stdout.strip().splitlines()
+    return p.returncode, json.loads(lines[-1]) if lines else {}, p.stderr
+
+
+@unittest.skipUnless(LINUX, "traces are recorded with an LD_PRELOAD library (Linux, glibc)")
+class Replay(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells(ROWS)
+        subprocess.run(["make", "--no-print-directory", "-j2", os.path.join(BUILD, "bin", "am-cell-system-stats")],
+                       cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        p = make(LIB, INFO)
+        if p.returncode != 0:
+            raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
+        cls.tmp = tempfile.mkdtemp(prefix="am-replay-")
+        src, exe = os.path.join(cls.tmp, "calls.c"), os.path.join(cls.tmp, "calls")
+        with open(src, "w") as f:
+            f.write(PROGRAM)
+        cc = shutil.which("gcc") or "cc"
+        subprocess.run([cc, "-std=c11", "-O1", "-fno-builtin", "-o", exe, src], check=True)
+        cls.c_trace = cls.record("calls.trace", exe)
+        cls.py_trace = cls.record("py.trace", "python3 -c 'd = [{i: str(i) * (i % 50)} for i in range(3000)]'")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    @classmethod
+    def record(cls, name, cmd):
+        path = os.path.join(cls.tmp, name)
+        p = make("record", "TRACE=" + path, "CMD=" + cmd)
+        if p.returncode != 0:
+            raise AssertionError(f"recording {cmd} failed:\n{p.stdout}{p.stderr}")
+        return path
+
+    def info(self, path):
+        p = subprocess.run([os.path.join(ROOT, INFO), "--values", path], capture_output=True, text=True, check=True)
+        return dict(line.split("=", 1) for line in p.stdout.splitlines() if "=" in line)
+
+    def stats(self, trace):
+        rc, line, err = cell("system-stats", trace, "--stats-only")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(line["status"], "ok", line)
+        return line
+
+    def test_replay_is_faithful_to_the_closing_record(self):
+        for trace in (self.c_trace, self.py_trace):
+            with self.subTest(trace=os.path.basename(trace)):
+                v, line = self.info(trace), self.stats(trace)
+                self.assertEqual(v["closed"], "1")
+                m, s = line["metrics"], line["stats"]
+                for k in KINDS:
+                    self.assertEqual(m["calls_" + k], int(v["closing_" + k]), k)
+                self.assertEqual(m["peak_live_bytes"], int(v["closing_peak_live"]))
+                self.assertEqual(m["final_live_bytes"], int(v["closing_final_live"]))
+                # the counting wrapper: a block, an allocation; every block freed by the end
+                self.assertEqual(s["allocs"], int(v["blocks"]))
+                self.assertEqual(s["frees"], int(v["blocks"]))
+                self.assertEqual(s["bytes_live"], 0)
+        v = self.info(self.c_trace)
+        for k in KINDS:  # the C program made every call: none is left out of the check
+            self.assertGreater(int(v["closing_" + k]), 0, k)
+
+    def test_every_row_replays_the_same_calls(self):
+        for trace in (self.c_trace, self.py_trace):
+            with self.subTest(trace=os.path.basename(trace)):
+                seen = {}
+                for row in ROWS.split(","):
+                    rc, line, err = cell(row, trace)
+                    self.assertEqual(rc, 0, err + json.dumps(line))
+                    self.assertEqual(line["status"], "ok", line)
+                    self.assertEqual(line["workload"], "trace:t")
+                    seen[row] = (line["inputs"], line["expect"], line["ops_per_rep"])
+                self.assertEqual(len(set(seen.values())), 1, seen)
+        _, a, _ = cell("system", self.c_trace)
+        _, b, _ = cell("system", self.py_trace)
+        self.assertNotEqual(a["inputs"], b["inputs"])
+
+    def test_ops_are_the_calls_replayed(self):
+        # every call but free(NULL) is replayed: the C program's free(NULL)s
+        # are its 400 explicit ones, the 64 of an empty keep[] and the 400 of
+        # a pointer realloc(p, 0) made NULL (with glibc's start-up calls, if any, in both)
+        v = self.info(self.c_trace)
+        _, line, _ = cell("system", self.c_trace)
+        self.assertEqual(line["ops_per_rep"], int(v["calls"]) - (400 + 64 + 400))
+
+    def test_one_size_pools_count_what_is_beyond_their_classes(self):
+        rc, line, err = cell("concurrent_pool", self.c_trace)
+        self.assertEqual(rc, 0, err)
+        m = line["metrics"]
+        self.assertEqual(m["largest_class_bytes"], 4096)
+        self.assertGreater(m["allocs_beyond_classes"], 0)
+        _, pool, _ = cell("pool", self.c_trace)
+        self.assertEqual(pool["metrics"]["largest_class_bytes"], 1024)
+        self.assertGreater(pool["metrics"]["allocs_beyond_classes"], m["allocs_beyond_classes"])
+        _, system, _ = cell("system", self.c_trace)
+        self.assertNotIn("allocs_beyond_classes", system["metrics"])
+
+    def test_an_arena_past_its_limit_is_not_run(self):
+        # a limit above the trace's peak but below all it allocates: the
+        # strategy that reuses runs, the one that frees nothing is not run
+        peak, total = int(self.info(self.py_trace)["peak_live"]), self.stats(self.py_trace)["stats"]["bytes_requested"]
+        limit = peak * 3 // 2
+        self.assertGreater(total, 2 * limit)
+        rc, line, err = cell("monotonic", self.py_trace, "--limit", limit)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(line["status"], "skipped", line)
+        self.assertTrue(line["reason"].startswith("not run:"), line)
+        rc, line, err = cell("system", self.py_trace, "--limit", limit, "--alone")
+        self.assertEqual((rc, line["status"]), (0, "ok"), err + json.dumps(line))
+
+    def test_bad_input_exits_2_with_a_message(self):
+        notatrace = os.path.join(self.tmp, "not.trace")
+        with open(notatrace, "w") as f:
+            f.write("hello\n")
+        threads = os.path.join(self.tmp, "threads.trace")
+        subject = os.path.join(self.tmp, "subject")
+        cc = shutil.which("gcc") or "cc"
+        subprocess.run([cc, "-std=c11", "-O1", "-fno-builtin", "-o", subject, SUBJECT, "-lpthread"], check=True)
+        self.record("threads.trace", f"{subject} threads")
+        for args, said in (([os.path.join(self.tmp, "missing.trace")], "cannot open"),
+                           ([notatrace], "not an allocmark trace"),
+                           ([threads], "one-thread traces only"),
+                           ([self.c_trace, "list_create"], "--trace is for the workload trace")):
+            with self.subTest(said=said):
+                name = args[1] if len(args) > 1 else "trace:t"
+                rc, line, err = cell("system", args[0], name=name)
+                self.assertEqual(rc, 2, err)
+                self.assertEqual(line, {})
+                self.assertIn(said, err)
+
+    def test_without_a_trace_the_workload_is_skipped(self):
+        exe = os.path.join(ROOT, BUILD, "bin", "am-cell-system")
+        p = subprocess.run([exe, "--workload", "trace", "--size", "1", "--samples", "1"], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        line = json.loads(p.stdout)
+        self.assertEqual(line["status"], "skipped")
+        self.assertIn("--trace FILE", line["reason"])
+
+    def test_help_documents_trace(self):
+        exe = os.path.join(ROOT, BUILD, "bin", "am-cell-system")
+        out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
+        self.assertIn("--trace FILE", out)
+        self.assertIn("trace:NAME", out)
+
+
+@unittest.skipUnless(LINUX, "traces are recorded with an LD_PRELOAD library (Linux, glibc)")
+class BenchTrace(unittest.TestCase):
+    """The runner's --trace (make bench TRACE=...): a trace is a workload of the run."""
+
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells()
+        p = make(LIB, INFO)
+        if p.returncode != 0:
+            raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
+        cls.tmp = tempfile.mkdtemp(prefix="am-bench-trace-")
+        src, exe = os.path.join(cls.tmp, "calls.c"), os.path.join(cls.tmp, "calls")
+        with open(src, "w") as f:
+            f.write(PROGRAM)
+        subprocess.run([shutil.which("gcc") or "cc", "-std=c11", "-O1", "-fno-builtin", "-o", exe, src], check=True)
+        cls.trace = os.path.join(cls.tmp, "calls.trace")
+        p = make("record", "TRACE=" + cls.trace, "CMD=" + exe)
+        if p.returncode != 0:
+            raise AssertionError(f"recording failed:\n{p.stdout}{p.stderr}")
+        # the same calls under a second name: a second workload
+        cls.other = os.path.join(cls.tmp, "again.trace")
+        shutil.copyfile(cls.trace, cls.other)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def bench(self, *args, out="run"):
+        out = os.path.join(self.tmp, out)
+        return run(["--allocators", "system,minimal", "--samples", "3", "--min-ms", "1", "--seed", "7",
+                    "--revisits", "0", "--no-stats-tables", "--cpu", "none", "--out", out] + list(args)), out
+
+    def test_each_trace_is_a_workload_of_every_strategy(self):
+        p, out = self.bench("--trace", self.trace, "--trace", self.other, out="two")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        _, rows = read_csv(os.path.join(out, "summary.csv"))
+        cells = sorted((r["workload"], r["strategy"], r["status"]) for r in rows)
+        self.assertEqual(cells, [(w, s, "ok") for w in ("trace:again", "trace:calls") for s in ("minimal", "system")])
+        # one trace, one inputs digest on every row
+        for w in ("trace:again", "trace:calls"):
+            self.assertEqual(len({r["inputs"] for r in rows if r["workload"] == w}), 1, w)
+        with open(os.path.join(out, "meta.json")) as f:
+            self.assertEqual(json.load(f)["workloads"], ["trace:calls", "trace:again"])
+        self.assertIn("trace:calls", p.stdout)
+
+    def test_workloads_add_to_the_traces(self):
+        p, out = self.bench("--trace", self.trace, "--workloads", "alloc_pair", "--quick", out="beside")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        _, rows = read_csv(os.path.join(out, "summary.csv"))
+        self.assertEqual(sorted({r["workload"] for r in rows}), ["alloc_pair", "trace:calls"])
+
+    def refused(self, args, *said):
+        p, out = self.bench(*args, out="never")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        for s in said:
+            self.assertIn(s, p.stderr)
+        self.assertNotIn(" visits ", p.stdout)  # nothing measured
+        self.assertFalse(os.path.exists(out), "bad input left a run folder")
+
+    def test_bad_traces_are_refused_before_any_folder(self):
+        missing = os.path.join(self.tmp, "missing.trace")
+        empty = os.path.join(self.tmp, "empty.trace")
+        open(empty, "w").close()
+        text = os.path.join(self.tmp, "text.trace")
+        with open(text, "w") as f:
+            f.write("hello\n")
+        folder = os.path.join(self.tmp, "folder.trace")
+        os.makedirs(folder, exist_ok=True)
+        twin = os.path.join(self.tmp, "twin")
+        os.makedirs(twin, exist_ok=True)
+        shutil.copyfile(self.trace, os.path.join(twin, "calls.trace"))
+        for args, said in (
+                (["--trace", missing], [missing, "cannot read"]),
+                (["--trace", empty], [empty, "empty"]),
+                (["--trace", text], [text, "not an allocmark trace"]),
+                (["--trace", folder], [folder, "a folder"]),
+                (["--trace", self.trace, "--trace", os.path.join(twin, "calls.trace")], ["'calls'", "rename"]),
+                (["--workloads", "trace:nosuch"], ["trace:nosuch", "--trace"])):
+            with self.subTest(said=said[-1]):
+                self.refused(args, *said)
+
+    def test_make_bench_passes_each_trace(self):
+        # the runner refuses the first before anything is measured: a dry
+        # look at what make hands it, through the real goal
+        missing = os.path.join(self.tmp, "nosuch.trace")
+        out = os.path.join(self.tmp, "from-make")
+        env = dict(os.environ, AM_NO_INSTALL="1")
+        for k in ("MAKEFLAGS", "MFLAGS"):
+            env.pop(k, None)
+        p = subprocess.run(["make", "--no-print-directory", "bench", "QUICK=1", "ALLOCATORS=system",
+                            f"TRACE={self.trace} {self.other}", "OUT=" + out, "-n"],
+                           cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"--trace '{self.trace}' --trace '{self.other}'", p.stdout)
+        p = subprocess.run(["tools/make.sh", "bench", "QUICK=1", "ALLOCATORS=system", "TRACE=" + missing,
+                            "OUT=" + out], cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("cannot read", p.stderr)
+        self.assertFalse(os.path.exists(out))
+
+
+if __name__ == "__main__":
+    unittest.main()
