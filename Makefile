@@ -320,7 +320,12 @@ SUBMAKE = $(MAKE)
 # a message. need_row checks that the row's own libs (strategies.txt) link.
 need_malloc = CC="$(CC)" tools/need.sh --for "the $(1) row" $(2) $(3)
 need_row = CC="$(CC)" tools/need.sh --for "the $(1) row" --libs "$(call row_libs,$(1))" $(2)
-NEED_MALLOCS = $(call need_malloc,system-jemalloc,jemalloc,libjemalloc-dev); \
+# The C++ rows' compiler (g++, or clang++, which comes with clang) and Boost's headers
+NEED_CXX = CXX="$(CXX)" tools/need.sh --for "the C++ rows (pmr-*, boost-*)" $(firstword $(CXX)) \
+	$(if $(findstring clang,$(CXX)),clang,g++) && \
+	CXX="$(CXX)" tools/need.sh --for "the boost-* rows" --cxx-header boost/pool/pool.hpp libboost-dev
+NEED_MALLOCS = $(NEED_CXX); \
+	$(call need_malloc,system-jemalloc,jemalloc,libjemalloc-dev); \
 	$(call need_malloc,system-tcmalloc,tcmalloc_minimal,libgoogle-perftools-dev); \
 	$(call need_malloc,system-mimalloc,mimalloc,libmimalloc-dev); \
 	$(call need_row,system-tbbmalloc,libtbb-dev); \
