@@ -21,7 +21,7 @@ void boost_lib_destroy(boost_lib_heap *h) {
 }
 
 void *boost_lib_alloc_aligned(boost_lib_heap *h, size_t n, size_t align) {
-    if (h->refused) return NULL;
+    if (h->refused || n > SIZE_MAX / 2) return NULL; /* as bp_big_alloc would, seen by the inliner */
     return bp_big_alloc(&h->big, n, align);
 }
 
