@@ -510,6 +510,8 @@ allocmark: benchmark and compare allocator strategies (README.md, docs/).
 
 Variables (make VAR=value ...):
   CC=clang           the compiler (default gcc), built in build/<its name>/
+  CXX=clang++        the C++ compiler of the C++ rows (pmr-*, boost-*; default: CC's sibling,
+                     g++ beside gcc, clang++ beside clang); rows it cannot build are left out
   OPT="-O3"          optimisation flags (default -O2); EXTRA_CFLAGS, EXTRA_LDFLAGS: more
   ALIGN=             functions and loops not aligned to a cache line (docs/compilers.md)
   DEBUG=1            the debug layer (a header and canary per block), in build/<cc>-debug/
