@@ -96,6 +96,8 @@ LDLIBS_ALL := $(OS_LIBS) $(EXTRA_LDFLAGS)
 # linked by name, so that the C driver links every cell.
 CXXFLAGS_ALL := -std=c++17 $(filter-out -std=c11,$(CFLAGS_ALL))
 CXX_ROW_CFLAGS := -flto=auto -fexceptions
+# the .cc as a release build of C++ is compiled: without its libraries' asserts (Boost's)
+CXX_NDEBUG := -DNDEBUG
 CXX_ROW_LIBS := -lstdc++
 
 .PHONY: FORCE
@@ -241,7 +243,7 @@ $(BUILD)/%/row_unit.o: cell/row_unit.c $(FLAGS_STAMP)
 $(BUILD)/%/row_cxx.o: $$(call row_cxx,$$(call variant_row,$$*)) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(CXX) $(CXXFLAGS_ALL) $(call row_cflags,$(call variant_row,$*)) -DAM_STATS=$(call variant_stats,$*) \
-		$(CXX_ROW_CFLAGS) -MMD -MP -c $< -o $@
+		$(CXX_ROW_CFLAGS) $(CXX_NDEBUG) -MMD -MP -c $< -o $@
 $(BUILD)/%/cell_main.o: cell/cell_main.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(compile_variant)
