@@ -109,13 +109,23 @@ FORCE:
 # stale code. Reading the old text is all the Makefile does here; the recipe
 # writes the new one.
 FLAGS_STAMP := $(BUILD)/flags.txt
-FLAGS_TEXT := $(CC) $(CFLAGS_ALL) | $(LDLIBS_ALL) | partner $(PARTNER) | $(CXX)
+FLAGS_TEXT := $(CC) $(CFLAGS_ALL) | $(LDLIBS_ALL) | partner $(PARTNER)
 ifneq ($(file <$(FLAGS_STAMP)),$(FLAGS_TEXT))
 $(FLAGS_STAMP): FORCE
 endif
 $(FLAGS_STAMP):
 	@mkdir -p $(@D)
 	@printf '%s\n' '$(FLAGS_TEXT)' > $@
+# the C++ rows' compiler and flags: a stamp of their own, so that flags.txt
+# keeps its three fields (cc flags | ldlibs | partner) for the tools that read it
+CXX_STAMP := $(BUILD)/cxxflags.txt
+CXX_TEXT := $(CXX) $(CXXFLAGS_ALL)
+ifneq ($(file <$(CXX_STAMP)),$(CXX_TEXT))
+$(CXX_STAMP): FORCE
+endif
+$(CXX_STAMP):
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(CXX_TEXT)' > $@
 
 # ---- the rows, read from allocators/strategies.txt ----
 # one word a row: row|source|cflags|libs ("-" for none, "~" for a space)
@@ -240,7 +250,7 @@ $(BUILD)/%/row_unit.o: cell/row_unit.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(compile_variant) $(call cxx_cflags,$(call variant_row,$*))
 # a C++ row's .cc, with the row's defines as its C unit has them
-$(BUILD)/%/row_cxx.o: $$(call row_cxx,$$(call variant_row,$$*)) $(FLAGS_STAMP)
+$(BUILD)/%/row_cxx.o: $$(call row_cxx,$$(call variant_row,$$*)) $(FLAGS_STAMP) $(CXX_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(CXX) $(CXXFLAGS_ALL) $(call row_cflags,$(call variant_row,$*)) -DAM_STATS=$(call variant_stats,$*) \
 		$(CXX_ROW_CFLAGS) $(CXX_NDEBUG) -MMD -MP -c $< -o $@
