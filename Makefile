@@ -119,7 +119,7 @@ $(FLAGS_STAMP):
 # the C++ rows' compiler and flags: a stamp of their own, so that flags.txt
 # keeps its three fields (cc flags | ldlibs | partner) for the tools that read it
 CXX_STAMP := $(BUILD)/cxxflags.txt
-CXX_TEXT := $(CXX) $(CXXFLAGS_ALL)
+CXX_TEXT := $(CXX) $(CXXFLAGS_ALL) $(CXX_ROW_CFLAGS) $(CXX_NDEBUG)
 ifneq ($(file <$(CXX_STAMP)),$(CXX_TEXT))
 $(CXX_STAMP): FORCE
 endif
