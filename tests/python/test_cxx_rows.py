@@ -14,6 +14,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_runner import BUILD, ROOT  # noqa: E402
+from runner import catalog  # noqa: E402
 
 VARIANT = "-cxx-probe-test"
 CXX_ROWS = {"pmr-monotonic": "pmr", "boost-pool": "boost_lib"}
@@ -30,13 +31,8 @@ def rows_in(path):
 
 
 def strategies():
-    rows = {}
-    with open(os.path.join(ROOT, "allocators", "strategies.txt")) as f:
-        for line in f:
-            w = line.split()
-            if len(w) >= 4 and not line.startswith("#"):
-                rows[w[0]] = w[1]
-    return rows
+    """{row: source} of the rows (runner/catalog.py reads strategies.txt)"""
+    return {r.name: r.source for r in catalog.read_rows()}
 
 
 class Listed(unittest.TestCase):
