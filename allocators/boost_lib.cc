@@ -66,6 +66,12 @@ inline pool_type &pool_of(boost_lib_heap *h, std::size_t partition) {
     return (*static_cast<pools *>(h->pools))[partition / BP_MIN_PARTITION];
 }
 
+// Boost's two walks of the free list stay calls, as clang leaves them: gcc
+// inlined ordered_free(p, n) whole, and a container's teardown walk, grown by
+// it, then stayed out of line instead of inlining into the workload's run.
+AM_NOINLINE void *ordered_malloc(pool_type &pool, std::size_t n) { return pool.ordered_malloc(n); }
+AM_NOINLINE void ordered_free(pool_type &pool, void *chunks, std::size_t n) { pool.ordered_free(chunks, n); }
+
 } // namespace
 
 // A fast path C calls: declared inline, as the C strategies' static inline
@@ -103,13 +109,13 @@ extern "C" void boost_lib_purge(boost_lib_heap *h) {
 // pool_allocator<T>::allocate(1) of a single object: ordered_malloc(1)
 AM_CXX_FAST_PATH void *boost_lib_alloc(boost_lib_heap *h, std::size_t n) {
     if (AM_UNLIKELY(n > BP_MAX_PARTITION)) return boost_lib_alloc_aligned(h, n, AM_MIN_ALIGN);
-    return pool_of(h, BP_OBJECT_PARTITION(n)).ordered_malloc(1);
+    return ordered_malloc(pool_of(h, BP_OBJECT_PARTITION(n)), 1);
 }
 
 AM_CXX_FAST_PATH void boost_lib_free(boost_lib_heap *h, void *p, std::size_t n) {
     if (AM_UNLIKELY(p == nullptr)) return;
     if (AM_UNLIKELY(n > BP_MAX_PARTITION)) bp_big_free(&h->big, p);
-    else pool_of(h, BP_OBJECT_PARTITION(n)).ordered_free(p, 1);
+    else ordered_free(pool_of(h, BP_OBJECT_PARTITION(n)), p, 1);
 }
 
 // pool_allocator<T>::allocate(count): ordered_malloc(count) on the pool of
@@ -118,7 +124,7 @@ AM_CXX_FAST_PATH void *boost_lib_alloc_array(boost_lib_heap *h, std::size_t coun
     if (elem && count > SIZE_MAX / elem) return nullptr;
     if (elem > BP_MAX_PARTITION) return boost_lib_alloc_aligned(h, count * elem, AM_MIN_ALIGN);
     std::size_t part = BP_ARRAY_PARTITION(elem ? elem : 1);
-    return pool_of(h, part).ordered_malloc(bp_chunks_for(count * elem, part));
+    return ordered_malloc(pool_of(h, part), bp_chunks_for(count * elem, part));
 }
 
 AM_CXX_FAST_PATH void boost_lib_free_array(boost_lib_heap *h, void *p, std::size_t count, std::size_t elem) {
@@ -128,5 +134,5 @@ AM_CXX_FAST_PATH void boost_lib_free_array(boost_lib_heap *h, void *p, std::size
         return;
     }
     std::size_t part = BP_ARRAY_PARTITION(elem ? elem : 1);
-    pool_of(h, part).ordered_free(p, bp_chunks_for(count * elem, part));
+    ordered_free(pool_of(h, part), p, bp_chunks_for(count * elem, part));
 }

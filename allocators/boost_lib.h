@@ -14,9 +14,10 @@
  * user allocator of boost_lib.cc that counts them against am_options.limit.
  *
  * The fast paths are extern "C" functions in boost_lib.cc, inlined into the C
- * containers by link-time optimisation as pmr.h's are. Before each pool call
- * they store the heap's budget where the user allocator finds it (one
- * thread-local store: Boost's user allocator has static functions only).
+ * containers by link-time optimisation as pmr.h's are; Boost's walks of the
+ * free list (ordered_malloc(n), ordered_free(p, n)) stay calls. Before each
+ * pool call they store the heap's budget where the user allocator finds it
+ * (one thread-local store: Boost's user allocator has static functions only).
  *
  * Under a limit, Boost asks once for a smaller block when a new one is refused
  * (the model shrinks it to what is left), so up to half a block may remain;
