@@ -15,6 +15,12 @@ ifeq ($(CC_GIVEN),)
 CC := $(if $(wildcard $(addsuffix /gcc,$(subst :, ,$(PATH)))),gcc,cc)
 endif
 OPT ?= -O2
+# The C++ rows (a strategy source with a .cc file: pmr.cc, boost_lib.cc) compile
+# that file with the C++ compiler of CC's family: g++ beside gcc, clang++ beside
+# clang, c++ beside cc; CXX= names another. Only those files are C++.
+ifeq ($(filter-out default,$(origin CXX)),)
+CXX := $(patsubst %cc,%c++,$(subst clang,clang++,$(subst gcc,g++,$(CC))))
+endif
 # the row every cell is timed beside (cell/partner.h; below)
 PARTNER ?= minimal
 PYTHON ?= python3
@@ -26,7 +32,7 @@ PYTHON ?= python3
 # (QUIK=1, quick=1, ALLOCATOR=) is refused too (tools/make_vars.py), and so is
 # a value a switch does not know (QUICK=true): each would start the full
 # default run without a word.
-USER_VARS := CC OPT ALIGN DEBUG VARIANT EXTRA_CFLAGS EXTRA_LDFLAGS PARTNER PYTHON V EXTERNAL ALLOCATORS VIRTUAL \
+USER_VARS := CC CXX OPT ALIGN DEBUG VARIANT EXTRA_CFLAGS EXTRA_LDFLAGS PARTNER PYTHON V EXTERNAL ALLOCATORS VIRTUAL \
 	COMPILERS QUICK WORKLOADS SUITE SIZES SAMPLES ROUNDS SEED BASELINE CPU MEM_LIMIT OUT MARGIN REVISITS BUDGET \
 	BENCH_FLAGS SHARD MERGE RUN RUNS BASE HF_WORKLOAD HF_SIZE HF_REPS HF_RUNS HF_STRATEGY FUZZ_SECONDS TRACE LINKED_ROWS
 define am_newline
@@ -83,6 +89,16 @@ endif
 ALIGN := -falign-functions=64 -falign-loops=64
 CFLAGS_ALL := -std=c11 $(OPT) -g $(WARN) $(ALIGN) $(OS_CFLAGS) -Iplatform -Iallocators -Icontainers -Iworkloads $(if $(filter 1,$(DEBUG)),-DAM_DEBUG=1) $(EXTRA_CFLAGS)
 LDLIBS_ALL := $(OS_LIBS) $(EXTRA_LDFLAGS)
+# A C++ row's .cc as C++17 with the C flags but the standard; its fast paths
+# are extern "C" calls that link-time optimisation inlines into the C unit,
+# which for those rows is built with -flto too, and with -fexceptions so that
+# a call that catches (std::bad_alloc) may inline into C. The C++ library is
+# linked by name, so that the C driver links every cell.
+CXXFLAGS_ALL := -std=c++17 $(filter-out -std=c11,$(CFLAGS_ALL))
+CXX_ROW_CFLAGS := -flto=auto -fexceptions
+# the .cc as a release build of C++ is compiled: without its libraries' asserts (Boost's)
+CXX_NDEBUG := -DNDEBUG
+CXX_ROW_LIBS := -lstdc++
 
 .PHONY: FORCE
 FORCE:
@@ -100,6 +116,16 @@ endif
 $(FLAGS_STAMP):
 	@mkdir -p $(@D)
 	@printf '%s\n' '$(FLAGS_TEXT)' > $@
+# the C++ rows' compiler and flags: a stamp of their own, so that flags.txt
+# keeps its three fields (cc flags | ldlibs | partner) for the tools that read it
+CXX_STAMP := $(BUILD)/cxxflags.txt
+CXX_TEXT := $(CXX) $(CXXFLAGS_ALL) $(CXX_ROW_CFLAGS) $(CXX_NDEBUG)
+ifneq ($(file <$(CXX_STAMP)),$(CXX_TEXT))
+$(CXX_STAMP): FORCE
+endif
+$(CXX_STAMP):
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(CXX_TEXT)' > $@
 
 # ---- the rows, read from allocators/strategies.txt ----
 # one word a row: row|source|cflags|libs ("-" for none, "~" for a space)
@@ -144,6 +170,15 @@ row_libs = $(call dash_empty,$(call row_field,$(1),4))
 row_cflags = -DAM_STRATEGY=$(call row_source,$(1)) -DAM_STRATEGY_H='"$(call row_source,$(1)).h"' \
 	-DAM_STRATEGY_C='"$(call row_source,$(1)).c"' -DAM_ROW_NAME='"$(1)"' $(call dash_empty,$(call row_field,$(1),3)) \
 	$(if $(filter %$(VIRTUAL_SUFFIX),$(1)),-DAM_VIRTUAL=1)
+# a C++ row: its source has a .cc beside its .h and .c; row_cxx is that file,
+# empty for a C row, and cxx_objs the row variant's object of it
+row_cxx = $(wildcard allocators/$(call row_source,$(1)).cc)
+cxx_cflags = $(if $(call row_cxx,$(1)),$(CXX_ROW_CFLAGS))
+cxx_libs = $(if $(call row_cxx,$(1)),$(CXX_ROW_LIBS))
+cxx_objs = $(if $(call row_cxx,$(call variant_row,$(1))),$(BUILD)/$(1)/row_cxx.o)
+CXX_ROWS := $(strip $(foreach r,$(ALL_ROWS),$(if $(call row_cxx,$(r)),$(r))))
+# ... which a dry run without the probe's list leaves out, as rows with libraries
+PLAIN_ROWS := $(filter-out $(CXX_ROWS),$(PLAIN_ROWS))
 # tests/strategy/test_<source>.c (test_monotonic.c ...) holds tests of one
 # strategy source only: it is built for that source's rows, the rest for all
 STRATEGY_TESTS := $(basename $(notdir $(wildcard tests/strategy/*.c)))
@@ -158,7 +193,8 @@ comma := ,
 # installed since the last one); the file changes only when the list does.
 ROWS_FILE := $(BUILD)/rows.txt
 $(ROWS_FILE): allocators/strategies.txt $(FLAGS_STAMP) FORCE
-	@sh tools/rows_that_link.sh $@ "$(CC)" "$(EXE)" $(foreach r,$(ALL_ROWS),$(r):$(call row_field,$(r),4))
+	@sh tools/rows_that_link.sh $@ "$(CC)" "$(EXE)" "$(CXX) $(CXXFLAGS_ALL)" \
+		$(foreach r,$(ALL_ROWS),$(r):$(call row_field,$(r),4)$(if $(call row_cxx,$(r)),:$(call row_cxx,$(r)):$(call row_field,$(r),3)))
 
 # The goals that build every row. make fixes a goal's prerequisites before any
 # recipe runs, so these run in a sub-make given the rows that link
@@ -189,6 +225,9 @@ tests-build: $(foreach r,$(ROWS),$(foreach t,$(call tests_of,$(r)),$(BUILD)/test
 fuzz-build: $(foreach r,$(ROWS),$(BUILD)/fuzz/$(r)/fuzz_allocator$(EXE))
 endif
 
+# the prerequisites of a rule below may name what its stem decides ($$*)
+.SECONDEXPANSION:
+
 # ---- a row's cells: cell/row_unit.c (every source but the cell's main) and
 # cell/cell_main.c (the timing loop), two translation units ----
 # A row's objects are built twice, in build/<cc>/<row>/ measured (AM_STATS=0)
@@ -209,7 +248,12 @@ compile_variant = $(CC) $(CFLAGS_ALL) $(call row_cflags,$(call variant_row,$*)) 
 	-DAM_STATS=$(call variant_stats,$*) -MMD -MP -c $< -o $@
 $(BUILD)/%/row_unit.o: cell/row_unit.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(Q)$(compile_variant)
+	$(Q)$(compile_variant) $(call cxx_cflags,$(call variant_row,$*))
+# a C++ row's .cc, with the row's defines as its C unit has them
+$(BUILD)/%/row_cxx.o: $$(call row_cxx,$$(call variant_row,$$*)) $(FLAGS_STAMP) $(CXX_STAMP)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) $(CXXFLAGS_ALL) $(call row_cflags,$(call variant_row,$*)) -DAM_STATS=$(call variant_stats,$*) \
+		$(CXX_ROW_CFLAGS) $(CXX_NDEBUG) -MMD -MP -c $< -o $@
 $(BUILD)/%/cell_main.o: cell/cell_main.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(Q)$(compile_variant)
@@ -218,6 +262,8 @@ $(BUILD)/%/cell_main.o: cell/cell_main.c $(FLAGS_STAMP)
 # timed beside the row in the same process. A partner must need no library
 # of its own and be no @virtual twin: it is linked into every row's cell.
 $(if $(filter $(PARTNER),$(ALL_ROWS)),,$(error allocmark: PARTNER=$(PARTNER) is not a row of allocators/strategies.txt))
+$(if $(call row_cxx,$(PARTNER)),$(error allocmark: PARTNER=$(PARTNER) is a C++ row: it cannot be every cell's partner; \
+	choose a C row (monotonic, minimal, pool ...)))
 $(if $(call row_libs,$(PARTNER)),$(error allocmark: PARTNER=$(PARTNER) links a library of its own ($(call row_libs,$(PARTNER))): \
 	it cannot be every cell's partner; choose a row without one (monotonic, minimal, pool ...)))
 PARTNER_OBJ := $(BUILD)/partner-$(PARTNER)/row_unit.o
@@ -228,25 +274,27 @@ $(BUILD)/partner-%/row_unit.o: cell/row_unit.c $(FLAGS_STAMP)
 # --trace FILE, is one object a build linked into every cell, not part of the
 # row's unit: there its code changed what the compiler inlined in every row.
 TRACE_READ_OBJ := $(BUILD)/common/recorder/trace_read.o
-$(BUILD)/bin/am-cell-%$(EXE): $(BUILD)/%/row_unit.o $(BUILD)/%/cell_main.o $(PARTNER_OBJ) $(TRACE_READ_OBJ)
+$(BUILD)/bin/am-cell-%$(EXE): $(BUILD)/%/row_unit.o $(BUILD)/%/cell_main.o $(PARTNER_OBJ) $(TRACE_READ_OBJ) $$(call cxx_objs,$$*)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $^ $(call row_libs,$(call variant_row,$*)) $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS_ALL) $(call cxx_cflags,$(call variant_row,$*)) -o $@ $^ $(call row_libs,$(call variant_row,$*)) \
+		$(call cxx_libs,$(call variant_row,$*)) $(LDLIBS_ALL)
 	$(call say_cell,$*)
 
 # the libFuzzer target of a row (build it with clang and the flags tests/run_check.py passes)
-$(BUILD)/fuzz/%/fuzz_allocator$(EXE): fuzz/fuzz_allocator.c $(BUILD)/%-stats/row_unit.o $(FLAGS_STAMP)
+$(BUILD)/fuzz/%/fuzz_allocator$(EXE): fuzz/fuzz_allocator.c $(BUILD)/%-stats/row_unit.o $$(call cxx_objs,$$*-stats) \
+		$(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(call row_cflags,$*) -DAM_STATS=1 -o $@ $(filter-out $(FLAGS_STAMP),$^) \
-		$(call row_libs,$*) $(LDLIBS_ALL) -fsanitize=fuzzer
+	$(CC) $(CFLAGS_ALL) $(call row_cflags,$*) $(call cxx_cflags,$*) -DAM_STATS=1 -o $@ $(filter-out $(FLAGS_STAMP),$^) \
+		$(call row_libs,$*) $(call cxx_libs,$*) $(LDLIBS_ALL) -fsanitize=fuzzer
 
 # build/<cc>/tests/<row>/<test>: tests/strategy/<test>.c with the row's counted code
 test_row = $(patsubst %/,%,$(dir $(1)))
-.SECONDEXPANSION:
 $(BUILD)/tests/%$(EXE): tests/strategy/$$(notdir $$*).c $(BUILD)/common/tests/check.o \
-		$(BUILD)/$$(call test_row,$$*)-stats/row_unit.o $(FLAGS_STAMP)
+		$(BUILD)/$$(call test_row,$$*)-stats/row_unit.o $$(call cxx_objs,$$(call test_row,$$*)-stats) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(call row_cflags,$(call test_row,$*)) -DAM_STATS=1 -Itests -MMD -MP -o $@ \
-		$(filter %.c %.o,$^) $(call row_libs,$(call test_row,$*)) $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) $(call row_cflags,$(call test_row,$*)) $(call cxx_cflags,$(call test_row,$*)) -DAM_STATS=1 \
+		-Itests -MMD -MP -o $@ $(filter %.c %.o,$^) $(call row_libs,$(call test_row,$*)) \
+		$(call cxx_libs,$(call test_row,$*)) $(LDLIBS_ALL)
 
 # ---- strategy-independent code: the unit tests and the test harness ----
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/common/%.o,allocators/allocator.c allocators/boost_pool.c \
@@ -288,7 +336,12 @@ SUBMAKE = $(MAKE)
 # a message. need_row checks that the row's own libs (strategies.txt) link.
 need_malloc = CC="$(CC)" tools/need.sh --for "the $(1) row" $(2) $(3)
 need_row = CC="$(CC)" tools/need.sh --for "the $(1) row" --libs "$(call row_libs,$(1))" $(2)
-NEED_MALLOCS = $(call need_malloc,system-jemalloc,jemalloc,libjemalloc-dev); \
+# The C++ rows' compiler (g++, or clang++, which comes with clang) and Boost's headers
+NEED_CXX = CXX="$(CXX)" tools/need.sh --for "the C++ rows (pmr-*, boost-*)" $(firstword $(CXX)) \
+	$(if $(findstring clang,$(CXX)),clang,g++) && \
+	CXX="$(CXX)" tools/need.sh --for "the boost-* rows" --cxx-header boost/pool/pool.hpp libboost-dev
+NEED_MALLOCS = $(NEED_CXX); \
+	$(call need_malloc,system-jemalloc,jemalloc,libjemalloc-dev); \
 	$(call need_malloc,system-tcmalloc,tcmalloc_minimal,libgoogle-perftools-dev); \
 	$(call need_malloc,system-mimalloc,mimalloc,libmimalloc-dev); \
 	$(call need_row,system-tbbmalloc,libtbb-dev); \
@@ -473,6 +526,8 @@ allocmark: benchmark and compare allocator strategies (README.md, docs/).
 
 Variables (make VAR=value ...):
   CC=clang           the compiler (default gcc), built in build/<its name>/
+  CXX=clang++        the C++ compiler of the C++ rows (pmr-*, boost-*; default: CC's sibling,
+                     g++ beside gcc, clang++ beside clang); rows it cannot build are left out
   OPT="-O3"          optimisation flags (default -O2); EXTRA_CFLAGS, EXTRA_LDFLAGS: more
   ALIGN=             functions and loops not aligned to a cache line (docs/compilers.md)
   DEBUG=1            the debug layer (a header and canary per block), in build/<cc>-debug/

@@ -53,6 +53,10 @@
  *                      the blocks of all, the first heap's limit binds all, and
  *                      without S_THREAD_SAFE no two heaps may be used from two
  *                      threads at once (optional; 0 when absent)
+ *   S_FAILED_GROWTH_STICKS 1 if, once a request for a new chunk failed, the
+ *                      strategy may keep asking for one that large (Boost.Pool's
+ *                      next_size, which purge_memory leaves as it is when the
+ *                      pool holds no block: the boost-pool row; optional)
  *
  * AddressSanitizer sees only malloc's blocks. A strategy that carves blocks out
  * of its own memory (pools, arenas, size classes) makes its bugs visible to
@@ -106,6 +110,11 @@ typedef AM_S(_heap) am_heap;
 #define AM_RESET_FREES_LIVE AM_S(_RESET_FREES_LIVE)
 #define AM_THREAD_SAFE AM_S(_THREAD_SAFE)
 #define AM_ASAN_POISONS AM_S(_ASAN_POISONS)
+#if AM_S(_FAILED_GROWTH_STICKS)
+#define AM_FAILED_GROWTH_STICKS 1
+#else
+#define AM_FAILED_GROWTH_STICKS 0
+#endif
 #if AM_S(_HEAPS_SHARE_STATE)
 #define AM_HEAPS_SHARE_STATE 1
 #else

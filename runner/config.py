@@ -321,6 +321,8 @@ def plan(args):
     rows = catalog.rows_or_usage_error()
     listed = [r.name for r in rows]
     libs_of = {r.name: r.libs for r in rows}
+    # a C++ row: its source has a .cc (allocators/pmr.cc ...), built where it compiles
+    cxx_rows = {r.name for r in rows if os.path.exists(os.path.join(catalog.ROOT, "allocators", r.source + ".cc"))}
     compilers = args.compilers or [default_compiler()]
     rows_of = _built(args, compilers, listed)
     every_built = [r for r in listed if any(r in rows_of[c] for c in compilers)]
@@ -334,6 +336,9 @@ def plan(args):
         for c in compilers:
             if name not in rows_of[c]:
                 need = f" (it links {libs_of[name]}: is the library installed?)" if libs_of.get(name) else ""
+                if name.split(catalog.VIRTUAL_SUFFIX)[0] in cxx_rows:
+                    need = (" (a C++ row: it needs a C++17 compiler, g++ or clang++, and for the boost-* rows "
+                            "Boost's headers: sudo apt-get install g++ libboost-dev)")
                 raise UsageError(f"{what} '{name}' is not built in {catalog.bin_dir(args.build_root, c)}{need}; "
                                  f"built: {', '.join(rows_of[c])}")
 

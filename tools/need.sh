@@ -3,9 +3,11 @@
 #   tools/need.sh [--for PART] WHAT DEBIAN-PACKAGE...
 #   tools/need.sh [--for PART] --file PATH DEBIAN-PACKAGE...
 #   tools/need.sh [--for PART] --libs "LINK-FLAGS" DEBIAN-PACKAGE...
+#   tools/need.sh [--for PART] --cxx-header HEADER DEBIAN-PACKAGE...
 # WHAT is a command name or a library name as given to -l (jemalloc,
 # tcmalloc_minimal); --libs: present when a program links with those flags (a
-# row's libs: -L<dir> -l<name> ...). Present: exit 0. Missing and root: apt-get install the
+# row's libs: -L<dir> -l<name> ...); --cxx-header: present when $CXX (default
+# c++) compiles #include <HEADER> (boost/pool/pool.hpp). Present: exit 0. Missing and root: apt-get install the
 # packages (apt-get update first when the package lists are empty or the install
 # fails once), exit 0 if WHAT is then present. Otherwise say how to get it and
 # exit 1; the caller goes on without PART. It never installs anything but the
@@ -15,6 +17,7 @@ if [ "$1" = "--for" ]; then part=$2; shift 2; fi
 kind=name
 if [ "$1" = "--file" ]; then kind=file; shift; fi
 if [ "$1" = "--libs" ]; then kind=libs; shift; fi
+if [ "$1" = "--cxx-header" ]; then kind=header; shift; fi
 if [ $# -lt 2 ]; then
     echo "usage: tools/need.sh [--for PART] [--file | --libs] WHAT DEBIAN-PACKAGE..." >&2
     exit 2
@@ -25,6 +28,10 @@ shift
 
 present() {
     if [ "$kind" = file ]; then [ -e "$what" ]; return; fi
+    if [ "$kind" = header ]; then
+        printf '#include <%s>\n' "$what" | ${CXX:-c++} -x c++ -fsyntax-only - >/dev/null 2>&1
+        return
+    fi
     if [ "$kind" = libs ]; then
         # shellcheck disable=SC2086 # the flags are words
         printf 'int main(void){return 0;}\n' | ${CC:-cc} -x c - -o /dev/null $what >/dev/null 2>&1

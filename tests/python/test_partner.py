@@ -40,7 +40,9 @@ def partner_unit(row, obj):
 @unittest.skipUnless(sys.platform.startswith("linux"), "nm and gcc")
 class PartnerNames(unittest.TestCase):
     def test_a_partner_unit_defines_only_the_table(self):
-        rows = [r for r in catalog.read_rows() if not r.libs]
+        # a C++ row cannot be the partner (the Makefile refuses it): its unit is never one
+        rows = [r for r in catalog.read_rows() if not r.libs
+                and not os.path.exists(os.path.join(ROOT, "allocators", r.source + ".cc"))]
         self.assertGreater(len(rows), 5)
         with tempfile.TemporaryDirectory() as tmp, concurrent.futures.ThreadPoolExecutor(2) as pool:
             objs = {row.name: os.path.join(tmp, row.name + ".o") for row in rows}

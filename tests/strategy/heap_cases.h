@@ -245,6 +245,13 @@ static void HF(test_out_of_memory)(void) {
 #endif
     HF(destroy)(&q);
     CHECK(live_bytes(h) == 0);
+    /* Boost's pool keeps asking for the block size that failed, even after a
+     * purge when it holds no block: go on with a new heap */
+    if (AM_FAILED_GROWTH_STICKS) {
+        am_destroy(h);
+        h = new_limited_heap(&limit);
+        CHECK(h);
+    }
 
     uint32_t nodes = (uint32_t)(limit / 16); /* 24+ bytes a node: cannot all fit */
     CHECK(HF(init)(&q, h, nodes) == 0);

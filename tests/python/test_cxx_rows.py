@@ -1,0 +1,110 @@
+"""The C++ rows (a strategy source with a .cc beside its .h and .c: pmr.cc,
+boost_lib.cc): the Makefile's probe keeps them where their source compiles as
+C++17 and leaves out only them, saying what to install, where the C++
+compiler or Boost's headers are missing; a C++ row cannot be the partner; and
+where they are built, the fast path of pmr-monotonic is inlined into the C
+containers (link-time optimisation), not called."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_runner import BUILD, ROOT  # noqa: E402
+from runner import catalog  # noqa: E402
+
+VARIANT = "-cxx-probe-test"
+CXX_ROWS = {"pmr-monotonic": "pmr", "boost-pool": "boost_lib"}
+
+
+def make(*args):
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "CXX")}
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, capture_output=True, text=True, env=env)
+
+
+def rows_in(path):
+    with open(path) as f:
+        return set(f.read().split())
+
+
+def strategies():
+    """{row: source} of the rows (runner/catalog.py reads strategies.txt)"""
+    return {r.name: r.source for r in catalog.read_rows()}
+
+
+class Listed(unittest.TestCase):
+    def test_rows_and_their_cxx_sources(self):
+        rows = strategies()
+        for row, src in CXX_ROWS.items():
+            self.assertEqual(rows.get(row), src, f"{row} is not a row of strategies.txt with source {src}")
+            for ext in (".h", ".c", ".cc"):
+                self.assertTrue(os.path.exists(os.path.join(ROOT, "allocators", src + ext)), src + ext)
+
+    def test_a_cxx_row_is_no_partner(self):
+        p = make("-n", "PARTNER=pmr-monotonic", "cells")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("is a C++ row", p.stderr)
+
+
+@unittest.skipUnless(shutil.which("g++") and shutil.which("gcc"), "gcc and g++ are not both installed")
+class Probe(unittest.TestCase):
+    """make's probe with a C++ compiler that cannot do what the rows need"""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="am-cxx-")
+        self.build = os.path.join(ROOT, "build", "gcc" + VARIANT)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+        shutil.rmtree(self.build, ignore_errors=True)
+
+    def probe(self, cxx):
+        shutil.rmtree(self.build, ignore_errors=True)
+        p = make("CC=gcc", f"VARIANT={VARIANT}", f"CXX={cxx}", f"build/gcc{VARIANT}/rows.txt")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return rows_in(os.path.join(self.build, "rows.txt")), p.stderr
+
+    def test_without_boost_headers_only_the_boost_rows_are_left_out(self):
+        # a boost/pool/pool.hpp that stops the compiler stands for the header missing
+        os.makedirs(os.path.join(self.dir, "boost", "pool"))
+        with open(os.path.join(self.dir, "boost", "pool", "pool.hpp"), "w") as f:
+            f.write("#error no Boost here\n")
+        rows, said = self.probe(f"g++ -isystem {self.dir}")
+        self.assertNotIn("boost-pool", rows)
+        self.assertIn("pmr-monotonic", rows)
+        self.assertTrue({"system", "minimal", "pool", "monotonic"} <= rows)
+        self.assertRegex(said, r"row boost-pool left out: allocators/boost_lib\.cc does not compile.*libboost-dev")
+
+    def test_without_a_cxx_compiler_only_the_cxx_rows_are_left_out(self):
+        rows, said = self.probe(os.path.join(self.dir, "no-such-g++"))
+        self.assertFalse(set(CXX_ROWS) & rows)
+        self.assertTrue({"system", "minimal", "pool", "monotonic"} <= rows)
+        for row in CXX_ROWS:
+            self.assertRegex(said, rf"row {row} left out: .*install a C\+\+ compiler")
+
+
+class Inlined(unittest.TestCase):
+    """the fast path a C container calls is the resource's own code, inlined"""
+
+    def cell(self, row):
+        path = os.path.join(ROOT, BUILD, "bin", "am-cell-" + row)
+        if not os.path.exists(path) or not shutil.which("objdump"):
+            self.skipTest(f"{path} is not built here (no C++ compiler or Boost) or objdump is missing")
+        return subprocess.run(["objdump", "-d", "--no-show-raw-insn", path], capture_output=True, text=True,
+                              check=True).stdout
+
+    def test_pmr_monotonic_alloc_and_free_are_not_called(self):
+        calls = re.findall(r"call\s+\S+ <(pmr_alloc|pmr_free)[>.]", self.cell("pmr-monotonic"))
+        self.assertEqual(calls, [], "pmr_alloc/pmr_free are called, not inlined")
+
+    def test_pmr_monotonic_do_allocate_is_not_virtual(self):
+        # an indirect call in the list workload's push_back would be the vtable's
+        text = self.cell("pmr-monotonic")
+        self.assertNotRegex(text, r"call\s+\S+ <_ZNSt3pmr25monotonic_buffer_resource11do_allocate")
+
+
+if __name__ == "__main__":
+    unittest.main()
