@@ -6,7 +6,7 @@ and a virtual allocator interface). For each dimension the workloads that
 measure it, and for each of their points the fastest strategy and how it and
 `monotonic` compare with `system`, the malloc of global new/delete. Used by
 the report's section and by the README's table; it reads summary entries
-(runner/rundir.py) and computes nothing but ratios of their medians. Which
+(runfolder/rundir.py) and computes nothing but ratios of their medians. Which
 dimension a workload measures it says itself (am_workload.dimension, kept in
 meta.json "workload_facts")."""
 

@@ -8,7 +8,7 @@ import os
 import re
 
 from report import results
-from runner import schema, yardstick
+from runfolder import schema, yardstick
 
 esc = html.escape
 

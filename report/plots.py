@@ -15,7 +15,7 @@ if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from report import results  # noqa: E402
-from runner.outputs import write_atomic  # noqa: E402
+from runfolder.outputs import write_atomic  # noqa: E402
 
 ROOT = results.ROOT
 SCRIPTS = os.path.join(ROOT, "plots")

@@ -15,12 +15,12 @@ if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from report import dimensions  # noqa: E402
-from runner import regenerate, rundir  # noqa: E402
-from runner.aggregate import GROUP_RULE  # noqa: E402
-from runner.catalog import ROOT  # noqa: E402
-from runner.errors import RunError  # noqa: E402
-from runner.outputs import write_atomic  # noqa: E402
-from runner.schema import fmt  # noqa: E402
+from runfolder import cells, outputs, rundir  # noqa: E402
+from runfolder.aggregate import GROUP_RULE  # noqa: E402
+from runfolder.catalog import ROOT  # noqa: E402
+from runfolder.errors import RunError  # noqa: E402
+from runfolder.outputs import write_atomic  # noqa: E402
+from runfolder.schema import fmt  # noqa: E402
 
 REFERENCE_RUN = os.path.join("docs", "reference-run")
 DIMENSIONS_RUN = os.path.join("docs", "reference-dimensions")
@@ -81,7 +81,7 @@ def groups_of(run):
                 members.append(e["strategy"])
         return out
     if run.samples_of:
-        return {p: g.members for p, g in regenerate.fastest_groups_of(run).items()}
+        return {p: g.members for p, g in cells.fastest_groups_of(run).items()}
     return None
 
 
@@ -201,19 +201,13 @@ def dimension_table(folder):
 
 
 def current_block(text, begin=BEGIN, end_line=END):
-    """The block in text, from begin to the end of end_line's line, or None."""
-    start, end = text.find(begin), text.find(end_line)
-    if start < 0 or end < start:
-        return None
-    return text[start:text.index("\n", end) + 1 if "\n" in text[end:] else len(text)]
+    """The results table's block in text (or the block between begin and end_line), or None."""
+    return outputs.current_block(text, begin, end_line)
 
 
 def replace_block(text, block, begin=BEGIN, end_line=END):
     """text with its block replaced by block; ValueError when it has none."""
-    old = current_block(text, begin, end_line)
-    if old is None:
-        raise ValueError(f"no lines '{begin}' ... '{end_line}'")
-    return text.replace(old, block, 1)
+    return outputs.replace_block(text, block, begin, end_line)
 
 
 def main(argv=None):

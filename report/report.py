@@ -19,7 +19,7 @@ from report.count_sections import CountSections  # noqa: E402
 from report.dimension_sections import DimensionSections  # noqa: E402
 from report.result_sections import ResultSections  # noqa: E402
 from report.run_sections import RunSections  # noqa: E402
-from runner.outputs import write_atomic  # noqa: E402
+from runfolder.outputs import write_atomic  # noqa: E402
 
 
 class Page(Pieces, ResultSections, DimensionSections, RunSections, CountSections):

@@ -3,8 +3,8 @@ summary, each workload's plots and table, the compiler comparison, the
 allocator statistics, the scenario metrics and the failed cells."""
 from report import results
 from report.pieces import esc, fmt, fmt_int, fmt_ratio, slug
-from runner.aggregate import GROUP_RULE
-from runner.schema import fmt as fmt_key
+from runfolder.aggregate import GROUP_RULE
+from runfolder.schema import fmt as fmt_key
 
 
 class ResultSections:

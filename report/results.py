@@ -1,6 +1,6 @@
 """results.py: the questions the report and the plots ask of one run folder
 (which cells are ok, the groups of a plot or table, a cell's ratio to the
-baseline). The folder is read by runner/rundir.py, the one reader of run
+baseline). The folder is read by runfolder/rundir.py, the one reader of run
 folders; values are in their types. It computes no statistics of its own
 beyond a ratio of two medians when ratios.csv lacks one; the fastest groups
 are the runner's, from the samples."""
@@ -8,9 +8,9 @@ import os
 import re
 import sys
 
-from runner import catalog, rundir, schema
-from runner.errors import RunError
-from runner.schema import fmt
+from runfolder import catalog, cells, rundir, schema
+from runfolder.errors import RunError
+from runfolder.schema import fmt
 
 ROOT = catalog.ROOT
 # floor rows: the least allocator work, not an allocator a program would use
@@ -127,9 +127,8 @@ class Run:
         """{point: aggregate.Group}, from the samples as the tables mark them;
         {} when the folder's samples cannot give them."""
         if not hasattr(self, "_groups"):
-            from runner import regenerate  # the runner's reading of a folder's samples
             try:
-                self._groups = regenerate.fastest_groups_of(self.data)
+                self._groups = cells.fastest_groups_of(self.data)
             except (RunError, ValueError, KeyError, TypeError):
                 self._groups = {}
         return self._groups

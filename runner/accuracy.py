@@ -23,8 +23,8 @@ import sys
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from runner import aggregate, regenerate, rundir, stats  # noqa: E402
-from runner.errors import RunError  # noqa: E402
+from runfolder import aggregate, cells, rundir, stats  # noqa: E402
+from runfolder.errors import RunError  # noqa: E402
 
 APART = 0.05  # the goal's tolerance, for the partner's medians and a line's two ratios
 NOISE_TRIALS = 100
@@ -124,7 +124,7 @@ def control_figures(run, settings):
     if not row or not twin:
         return None
     ms = {(m.cell.compiler, m.cell.strategy, m.cell.workload, m.cell.size, m.cell.threads, m.cell.param): m
-          for m in regenerate.measurements_of(run) if m.status == "ok"}
+          for m in cells.measurements_of(run) if m.status == "ok"}
     n = beyond = beyond2 = marked = 0
     worst = 0.0
     for key, m in ms.items():

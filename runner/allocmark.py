@@ -9,21 +9,21 @@ Python 3 standard library only.
 The work is done by the modules of the runner package, one job each:
   cli.py         the command line and its converters
   config.py      plan: checks the input, returns a frozen RunConfig; creates nothing
-  catalog.py     the rows (allocators/strategies.txt) and what is built
   matrix.py      the cells, blocks and the order of visits
   rounds.py      one visit to a cell; cell_process.py starts the process, cell_protocol.py
-                 builds its command line and reads its answer (Answer)
-  aggregate.py   a cell's summary over its visits and the paired ratios (stats.py: the intervals)
+                 builds its command line and reads its answer
   environment.py what of the machine can blur a timing, for meta.json and one warning
-  schema.py      the CSV columns, the key of a cell, number formatting
-  outputs.py     the run folder's files, written atomically; tables.py the tables
-  runlock.py     the run folder's lock, and whether the runner that wrote a folder is alive
   meta.py        meta.json; progress.py what is printed during the run
-  counts.py      the count run (--count): each cell under cachegrind, counts.csv; count_tables.py its tables
+  counts.py      the count run (--count): each cell under cachegrind, counts.csv
   run.py         the run itself, its rounds and revisits; regenerate.py the derived files again
                  from samples.csv
-Tools on finished runs: compare.py (and its regression gate, gate.py), crosscc.py, noise.py
-(where a run's spread is, and what visits and samples buy).
+and the run folder's, in the runfolder package: schema.py (the CSV columns, the key of a
+cell, number formatting), catalog.py (the rows, allocators/strategies.txt), answer.py (a
+cell's answer, typed), aggregate.py (a cell's summary over its visits and the paired ratios;
+stats.py the intervals), outputs.py (the folder's files, written atomically), tables.py (the
+tables), runlock.py (the folder's lock), rundir.py (reading a folder back).
+Tools on finished runs: compare.py (and its regression gate, runfolder/gate.py), crosscc.py,
+noise.py (where a run's spread is, and what visits and samples buy).
 Also `python3 -m runner` with the same options."""
 import os
 import sys
@@ -33,7 +33,7 @@ if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from runner import cli, config, counts, listing, regenerate, run  # noqa: E402
-from runner.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError  # noqa: E402
+from runfolder.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError  # noqa: E402
 
 
 def main(argv=None):

@@ -4,8 +4,9 @@ with the value echoed). What the values mean together is config.py's job."""
 import argparse
 import os
 
-from runner import aggregate, catalog, config, memlimit
-from runner.catalog import ROOT
+from runner import config, memlimit
+from runfolder import aggregate, catalog
+from runfolder.catalog import ROOT
 
 
 def whole_number(minimum, maximum=None, most_text=None):

@@ -26,9 +26,9 @@ import sys
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from runner import aggregate, counts, gate, outputs, rundir, schema, stats, tables  # noqa: E402
-from runner.catalog import ROOT  # noqa: E402
-from runner.errors import RunError, UsageError  # noqa: E402
+from runfolder import aggregate, gate, outputs, rundir, schema, stats, tables  # noqa: E402
+from runfolder.catalog import ROOT  # noqa: E402
+from runfolder.errors import RunError, UsageError  # noqa: E402
 
 EXIT_UNJUDGED = 3  # with --base: a run cannot be judged
 
@@ -278,11 +278,11 @@ def count_sections(paths, ids, gating):
     """The counts of the runs (counts.csv) against the first's: ([(heading, lines)],
     cells moved, runs that cannot be judged). Counts repeat exactly, so a cell
     moved when it changed by gate.COUNT_THRESHOLD or more, whatever the noise of the times."""
-    base_meta, base = counts.read(paths[0])
+    base_meta, base = rundir.read_counts(paths[0])
     base_whole = gate.count_broken(base_meta, base, "the base")
     out, moved, unjudgeable = [], 0, 0
     for i, path in enumerate(paths[1:], 1):
-        meta, entries = counts.read(path)
+        meta, entries = rundir.read_counts(path)
         found, lost = gate.count_changes(base, entries)
         whole = base_whole + gate.count_broken(meta, entries, "the run")
         lines = [f"cannot be judged: {x}" for x in whole] if gating else []

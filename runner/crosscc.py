@@ -15,8 +15,8 @@ import sys
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from runner import aggregate, outputs, rundir, schema, stats, tables  # noqa: E402
-from runner.errors import RunError  # noqa: E402
+from runfolder import aggregate, outputs, rundir, schema, stats, tables  # noqa: E402
+from runfolder.errors import RunError  # noqa: E402
 
 CSV_COLS = ["workload", "strategy", "size", "threads", "param", "compiler", "base",
             "median_ns_per_op", "ratio", "ci_low", "ci_high", "pairs", "significant", "unstable"]

@@ -19,10 +19,11 @@ import tempfile
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from runner import catalog, cell_protocol, meta, outputs  # noqa: E402
+from runner import cell_protocol, meta  # noqa: E402
+from runfolder import catalog, outputs  # noqa: E402
 from runner.cell_protocol import parse_json_line  # noqa: E402
 from runner.cli import names_arg, whole_number  # noqa: E402
-from runner.errors import UsageError  # noqa: E402
+from runfolder.errors import UsageError  # noqa: E402
 
 DEFAULT_SIZE = 1810
 MIN_RUNS = 10

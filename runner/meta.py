@@ -12,7 +12,8 @@ import socket
 import subprocess
 import sys
 
-from runner import catalog, cell_process, cell_protocol, config, environment, runlock
+from runner import cell_process, cell_protocol, config, environment
+from runfolder import catalog, runlock
 
 ROOT = catalog.ROOT
 

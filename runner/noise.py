@@ -18,8 +18,8 @@ import sys
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from runner import rundir, stats  # noqa: E402
-from runner.errors import RunError  # noqa: E402
+from runfolder import rundir, stats  # noqa: E402
+from runfolder.errors import RunError  # noqa: E402
 
 
 def sd(xs):

@@ -19,9 +19,10 @@ import sys
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from runner import catalog, cell_protocol, pinning, stats  # noqa: E402
+from runner import cell_protocol, pinning  # noqa: E402
+from runfolder import catalog, stats  # noqa: E402
 from runner.cli import positive_number, whole_number  # noqa: E402
-from runner.errors import UsageError  # noqa: E402
+from runfolder.errors import UsageError  # noqa: E402
 
 
 def per_op(ns, reps, ops_per_rep):

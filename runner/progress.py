@@ -5,8 +5,8 @@ a line for each failed cell either way. It only prints."""
 import sys
 import time
 
-from runner import tables
-from runner.schema import fmt
+from runfolder import tables
+from runfolder.schema import fmt
 
 
 def clock(s):

@@ -15,7 +15,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, COMPILER, RUNNER, ensure_cells, read_csv  # noqa: E402
-from runner import catalog, cell_protocol  # noqa: E402
+from runner import cell_protocol  # noqa: E402
+from runfolder import catalog  # noqa: E402
 
 # runs the real cell and puts AM_SPOIL_SAMPLE's text first in samples_ns
 # ("<cut>": the line cut in half, so that it is no longer JSON)

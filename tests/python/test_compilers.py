@@ -14,7 +14,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
-from runner import compilers, crosscc, rundir  # noqa: E402
+from runner import compilers, crosscc  # noqa: E402
+from runfolder import rundir  # noqa: E402
 import synthetic_runs as syn  # noqa: E402
 
 

@@ -17,7 +17,8 @@ except ImportError:  # Windows
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, RUNNER, TINY, ensure_cells, read_csv, run  # noqa: E402
-from runner import catalog, memlimit  # noqa: E402
+from runner import memlimit  # noqa: E402
+from runfolder import catalog  # noqa: E402
 
 
 class FailingCells(unittest.TestCase):

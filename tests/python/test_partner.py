@@ -17,7 +17,8 @@ sys.path.insert(0, HERE)
 from test_runner import BUILD, ROOT, ensure_cells  # noqa: E402
 
 sys.path.insert(0, ROOT)
-from runner import aggregate, catalog, cell_protocol, matrix, outputs, tables  # noqa: E402
+from runner import matrix  # noqa: E402
+from runfolder import aggregate, answer, catalog, outputs, tables  # noqa: E402
 
 
 def defined_globals(obj):
@@ -167,7 +168,7 @@ def paired_cell(row, over_partner):
             rounds.append(rnd)
     m = aggregate.Measurement(matrix.Cell("gcc", row, "list_dupe", 10, 1, 0.0, False))
     m.status = "ok"
-    m.result = cell_protocol.Answer(reps=10, samples_ns=samples, sample_rounds=rounds, partner="minimal",
+    m.result = answer.Answer(reps=10, samples_ns=samples, sample_rounds=rounds, partner="minimal",
                                     partner_reps=10, partner_samples_ns=partner)
     return m
 
@@ -197,7 +198,7 @@ def bent_cell(row, row_ns, partner_ns, rounds=8):
     repetition and its partner (minimal) partner_ns beside it."""
     m = aggregate.Measurement(matrix.Cell("gcc", row, "thrash_pool_sort_list_int", 1010, 1, 0.0, False))
     m.status = "ok"
-    m.result = cell_protocol.Answer(reps=10, samples_ns=[row_ns * 10] * 4 * rounds,
+    m.result = answer.Answer(reps=10, samples_ns=[row_ns * 10] * 4 * rounds,
                                     sample_rounds=[r for r in range(rounds) for _ in range(4)], partner="minimal",
                                     partner_reps=10, partner_samples_ns=[partner_ns * 10] * 4 * rounds)
     return m

@@ -1,4 +1,4 @@
-"""The README's table of workloads is report/readme_workloads.py's output for
+"""The README's table of workloads is runner/readme_workloads.py's output for
 a cell's --list answer: every workload of workloads/workloads.def, in its
 order, with the summary its definition states. Builds the system row's cell
 if needed."""
@@ -11,10 +11,12 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
-from report import readme_table, readme_workloads  # noqa: E402
-from runner import catalog, cell_protocol  # noqa: E402
+from report import readme_table  # noqa: E402
+from runner import readme_workloads  # noqa: E402
+from runner import cell_protocol  # noqa: E402
+from runfolder import catalog  # noqa: E402
 
-SCRIPT = os.path.join(ROOT, "report", "readme_workloads.py")
+SCRIPT = os.path.join(ROOT, "runner", "readme_workloads.py")
 
 
 def readme():
@@ -45,7 +47,7 @@ class ReadmeWorkloads(unittest.TestCase):
         block = readme_table.current_block(readme(), readme_workloads.BEGIN, readme_workloads.END)
         self.assertEqual(block, readme_workloads.table(self.listing),
                          "README.md's table of workloads is not what the cells list: python3 "
-                         "report/readme_workloads.py --write README.md")
+                         "runner/readme_workloads.py --write README.md")
 
     def test_the_table_has_every_workload_of_workloads_def_in_order(self):
         rows = [line for line in readme_workloads.table(self.listing).splitlines() if line.startswith("| `")]

@@ -15,7 +15,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import RUNNER, TINY, ensure_cells, read_csv, run  # noqa: E402
-from runner import schema  # noqa: E402
+from runfolder import schema  # noqa: E402
 
 
 DERIVED = ("summary.csv", "ratios.csv", "groups.csv", "tables.txt", "tables.md", "matrix.csv", "compilers.csv",

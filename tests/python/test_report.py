@@ -410,7 +410,7 @@ class ReportSize(unittest.TestCase):
     WORKLOADS = ["list_create", "thrash_pool", "map_erase", "list_dupe", "vector_dupe", "alloc_bulk"]
 
     def page_size(self, workloads, sizes, compilers):
-        from runner import catalog
+        from runfolder import catalog
         rows = catalog.row_names()[:21]
         with tempfile.TemporaryDirectory() as tmp:
             folder = fake_results.make(os.path.join(tmp, "run"), rows, workloads, sizes, compilers)

@@ -22,7 +22,7 @@ except ImportError:  # Windows
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, COMPILER, RUNNER, TINY, ensure_cells, read_csv  # noqa: E402
-from runner import errors, outputs  # noqa: E402
+from runfolder import errors, outputs  # noqa: E402
 
 
 def limit_file_size(limit):

@@ -22,7 +22,8 @@ except ImportError:  # Windows
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, COMPILER, RUNNER, TINY, ensure_cells  # noqa: E402
-from runner import allocmark, catalog, cell_protocol, cli, config, meta, run as run_module, rundir, runlock  # noqa: E402
+from runner import allocmark, cell_protocol, cli, config, meta, run as run_module  # noqa: E402
+from runfolder import catalog, rundir, runlock  # noqa: E402
 
 # the smallest run: two cells, no CPU probe, no control, no counting tables
 SMALL = TINY + ["--sizes", "10", "--baseline", "system", "--cpu", "none", "--no-control", "--no-stats-tables"]

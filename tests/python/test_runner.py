@@ -15,7 +15,8 @@ import unittest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 RUNNER = os.path.join(ROOT, "runner", "allocmark.py")
 sys.path.insert(0, ROOT)
-from runner import catalog, cli, config, schema  # noqa: E402
+from runner import cli, config  # noqa: E402
+from runfolder import catalog, schema  # noqa: E402
 
 
 def build_dir():

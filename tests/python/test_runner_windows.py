@@ -20,7 +20,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import test_runner  # noqa: E402  (puts the repository on the path)
 from report import plots  # noqa: E402
-from runner import catalog, cell_process, cell_protocol  # noqa: E402
+from runner import cell_process, cell_protocol  # noqa: E402
+from runfolder import catalog  # noqa: E402
 
 # what CMakeLists.txt writes for a Visual Studio build
 MSVC_INFO = {"command": "C:/Program Files/Microsoft Visual Studio/2022/Enterprise/VC/Tools/MSVC/14.40.33807/"

@@ -2,6 +2,7 @@
 cell, how a number is written into a CSV file and read back. The runner writes
 with it and every reader (rundir.py, hence the report) reads with it. It holds
 no data and does no I/O beyond turning lines into CSV text."""
+import collections
 import csv
 import io
 import math
@@ -115,3 +116,21 @@ def key_of(row):
 def key_fields(key):
     """A key as the CSV writes it."""
     return [fmt(v) for v in key]
+
+
+class Cell(collections.namedtuple("Cell", KEY + ("threaded",))):
+    """A point of the matrix; threaded: the workload starts threads."""
+    __slots__ = ()
+
+    def key(self):
+        return tuple(self[:len(KEY)])
+
+    def fields(self):
+        """The key as the CSV files write it."""
+        return key_fields(self.key())
+
+
+def block_of(cell):
+    """The block of a cell: the cells one line of a table compares, every
+    strategy and compiler at one workload, size, thread count and param."""
+    return (cell.workload, cell.size, cell.threads, cell.param)

@@ -7,19 +7,19 @@ name a workload that is gone, leave one out, or paraphrase one. It prints
 the table, or with --write puts it into the README between its two marker
 lines. Any row's cell will do: every cell holds every workload.
 
-  python3 report/readme_workloads.py [--cell build/<cc>/bin/am-cell-<row>] [--write README.md]"""
+  python3 runner/readme_workloads.py [--cell build/<cc>/bin/am-cell-<row>] [--write README.md]"""
 import os
 import sys
 
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from report import readme_table  # noqa: E402
-from runner import catalog, cell_protocol, config  # noqa: E402
-from runner.errors import UsageError  # noqa: E402
-from runner.outputs import write_atomic  # noqa: E402
+from runner import cell_protocol, config  # noqa: E402
+from runfolder import catalog  # noqa: E402
+from runfolder.errors import UsageError  # noqa: E402
+from runfolder.outputs import replace_block, write_atomic  # noqa: E402
 
-BEGIN = "<!-- workloads table: made by report/readme_workloads.py from am-cell-<row> --list; do not edit -->"
+BEGIN = "<!-- workloads table: made by runner/readme_workloads.py from am-cell-<row> --list; do not edit -->"
 END = "<!-- end of the workloads table -->"
 
 
@@ -71,7 +71,7 @@ def main(argv=None):
     with open(write, encoding="utf-8") as f:
         text = f.read()
     try:
-        text = readme_table.replace_block(text, block, BEGIN, END)
+        text = replace_block(text, block, BEGIN, END)
     except ValueError as e:
         print(f"readme_workloads: {write}: {e}", file=sys.stderr)
         return 2

@@ -8,7 +8,7 @@ import collections
 import dataclasses
 import math
 
-from runner import matrix, stats
+from runfolder import schema, stats
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
@@ -41,7 +41,7 @@ class Settings:
 
 class Measurement:
     """What is known of one cell: status pending, ok, failed or skipped; the
-    cell's answer (result: a cell_protocol.Answer), the -stats run's counts,
+    cell's answer (result: a answer.Answer), the -stats run's counts,
     and the summary."""
 
     def __init__(self, cell):
@@ -304,7 +304,7 @@ def to_revisit(ratios, moved, revisited):
     need, cells = {}, {}
     for r in ratios:
         if r.unstable:
-            b = matrix.block_of(r.cell)
+            b = schema.block_of(r.cell)
             need[b] = max(need.get(b, 0.0), r.ci_high / r.ci_low if r.ci_low > 0 else float("inf"))
             cells.setdefault(b, set()).update((r.cell, r.cell._replace(strategy=r.baseline)))
     for b, n in moved.items():

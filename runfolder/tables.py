@@ -10,8 +10,8 @@ their types (size and threads ints, param and figures floats, None where empty).
 import collections
 import textwrap
 
-from runner import aggregate, schema, yardstick
-from runner.schema import fmt
+from runfolder import aggregate, schema, yardstick
+from runfolder.schema import fmt
 
 NOT_SIGNIFICANT = "~"
 UNSTABLE = "?"
