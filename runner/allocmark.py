@@ -42,8 +42,7 @@ def main(argv=None):
         if args.list:
             return listing.print_list(args.build_root, args.compilers or [config.default_compiler()])
         if args.regenerate:
-            return regenerate.main([args.regenerate] + (["--margin", repr(args.margin)] if args.margin is not None
-                                                        else []))
+            return regenerate.rewrite(args.regenerate, args.margin)
         if args.merge:
             if not args.out:
                 raise UsageError("--merge needs --out: the folder to write the merged counts into")

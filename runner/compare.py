@@ -26,6 +26,7 @@ import sys
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+from runner.cli import margin_arg  # noqa: E402
 from runfolder import aggregate, gate, outputs, rundir, schema, stats, tables  # noqa: E402
 from runfolder.catalog import ROOT  # noqa: E402
 from runfolder.errors import RunError, UsageError  # noqa: E402
@@ -309,7 +310,6 @@ def sections_text(sections, markdown):
 
 
 def main(argv=None):
-    from runner.cli import margin_arg
     ap = argparse.ArgumentParser(prog="compare.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="*", metavar="RUN",
                     help="run folders (results/<run-id>); the first (A) is the base the others are divided by")

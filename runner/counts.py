@@ -17,7 +17,7 @@ import sys
 import tempfile
 import threading
 
-from runner import cell_protocol, plain_copies
+from runner import cell_protocol, plain_copies, regenerate
 from runfolder import count_tables, outputs, rundir, runlock, schema
 from runfolder.errors import RunError, UsageError
 
@@ -187,14 +187,6 @@ def count_cell(cell, exe, libraries, listing, seed, timeout, running=None):
     return entry
 
 
-def shard_arg(text):
-    """'i/N' as (i, N), 1 <= i <= N; ValueError otherwise."""
-    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text or "")
-    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
-        raise ValueError(f"not a shard: '{text}' (give i/N, 1 <= i <= N, e.g. 1/2)")
-    return int(m.group(1)), int(m.group(2))
-
-
 def shard_cells(cells, shard):
     """The cells of shard (i, N): every N-th cell of the matrix in key order."""
     ordered = sorted(cells, key=lambda c: c.fields())
@@ -333,7 +325,6 @@ def count_and_write(cfg, todo, n_cells, entries, meta, seed, jobs):
 
 def beside_times(folder):
     """The tables of the timed run in folder, rewritten with the counts beside the times."""
-    from runner import regenerate  # regenerate reads counts.csv through this module
     try:
         regenerate.regenerate(folder)
     except RunError as e:

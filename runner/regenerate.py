@@ -20,6 +20,7 @@ if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from runner import crosscc  # noqa: E402
+from runner.cli import margin_arg  # noqa: E402
 from runfolder import aggregate, cells, outputs, rundir, schema  # noqa: E402
 from runfolder.errors import RunError, UsageError  # noqa: E402
 
@@ -76,7 +77,6 @@ def regenerate(folder, margin=None):
 
 
 def main(argv=None):
-    from runner.cli import margin_arg
     ap = argparse.ArgumentParser(prog="regenerate.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", help="run folder (results/<run-id>)")
     ap.add_argument("--margin", type=margin_arg, help="the margin of a marked difference: 0.02 or 2%%")
@@ -84,16 +84,22 @@ def main(argv=None):
         args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     except SystemExit as e:
         return e.code
+    return rewrite(args.run, args.margin)
+
+
+def rewrite(folder, margin=None):
+    """regenerate, said on the terminal; returns the exit status: 0, 2 (not
+    a run folder it can regenerate) or 4 (the files could not be written)."""
     try:
-        regenerate(args.run, args.margin)
+        regenerate(folder, margin)
     except RunError as e:
         print(f"regenerate: {e}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"regenerate: cannot write into {args.run}: {e.strerror or e}", file=sys.stderr)
+        print(f"regenerate: cannot write into {folder}: {e.strerror or e}", file=sys.stderr)
         return 4
     print(f"regenerate: rewrote summary.csv, ratios.csv, groups.csv, tables.txt, tables.md and matrix.csv "
-          f"in {args.run}")
+          f"in {folder}")
     return 0
 
 
