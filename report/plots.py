@@ -16,6 +16,7 @@ if __name__ == "__main__":
 
 from report import results  # noqa: E402
 from runfolder.outputs import write_atomic  # noqa: E402
+from runfolder.schema import MEDIAN  # noqa: E402
 
 ROOT = results.ROOT
 SCRIPTS = os.path.join(ROOT, "plots")
@@ -171,7 +172,7 @@ class Plotter:
 
         def time_value(s, row):
             lo, hi = run.ci_per_op(row)
-            m = row["median_ns_per_op"]
+            m = row[MEDIAN]
             return (m, lo if lo is not None else m, hi if hi is not None else m)
         over_sizes = len([x for x in g.xs if results.as_number(x)]) > 1  # a line needs two points
         names, styles, dat = self.series(g, time_value)
@@ -205,7 +206,7 @@ class Plotter:
             row = g.cell.get((s, x))
             if run.ok(row):
                 lo, hi = run.ci_per_op(row)
-                m = row["median_ns_per_op"]
+                m = row[MEDIAN]
                 colour = int(COLOURS[(style_of(run, s) - 1) % len(COLOURS)][1:], 16)
                 bars.append((m, f"{s} {num(m)} {num(lo if lo is not None else m)} "
                                 f"{num(hi if hi is not None else m)} {colour}"))
@@ -287,7 +288,7 @@ class Plotter:
                     row = g.cell.get((s, x))
                     if run.ok(row):
                         lo, hi = run.ci_per_op(row)
-                        m = row["median_ns_per_op"]
+                        m = row[MEDIAN]
                         cols += [m, lo if lo is not None else m, hi if hi is not None else m]
                     else:
                         cols += [None, None, None]

@@ -20,7 +20,7 @@ from runfolder.aggregate import GROUP_RULE  # noqa: E402
 from runfolder.catalog import ROOT  # noqa: E402
 from runfolder.errors import RunError  # noqa: E402
 from runfolder.outputs import write_atomic  # noqa: E402
-from runfolder.schema import fmt  # noqa: E402
+from runfolder.schema import MEDIAN, fmt  # noqa: E402
 
 REFERENCE_RUN = os.path.join("docs", "reference-run")
 DIMENSIONS_RUN = os.path.join("docs", "reference-dimensions")
@@ -50,9 +50,9 @@ def figure(ns):
 def _cell_text(entry):
     if entry is None:
         return "-"
-    if entry["status"] != "ok" or entry["median_ns_per_op"] is None:
+    if entry["status"] != "ok" or entry[MEDIAN] is None:
         return entry["status"]
-    return figure(entry["median_ns_per_op"])
+    return figure(entry[MEDIAN])
 
 
 def _largest_size(run, workload):
@@ -108,8 +108,8 @@ def table(folder):
                 fastest = (f"{', '.join(members)} ({len(members)} of "
                            f"{sum(e['status'] == 'ok' for e in at.values())})") if members else "-"
             else:
-                best = min(others, key=lambda e: e["median_ns_per_op"], default=None)
-                fastest = f"{best['strategy']} {figure(best['median_ns_per_op'])}" if best else "-"
+                best = min(others, key=lambda e: e[MEDIAN], default=None)
+                fastest = f"{best['strategy']} {figure(best[MEDIAN])}" if best else "-"
             lines.append(f"| `{workload}` | {compiler} | {fastest} | " +
                          " | ".join(_cell_text(at.get(s)) for s, _ in COLUMNS) + " |")
     if not lines:

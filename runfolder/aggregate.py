@@ -120,7 +120,7 @@ def summarize(m, settings=Settings()):
     overhead = (reserved / peak - 1) * 100 if peak and reserved else None
     return {
         "samples": len(per_op), "visits": iv.n, "reps": r.reps, "ops_per_rep": r.ops_per_rep,
-        "median_ns_per_op": iv.estimate, "min_ns_per_op": min(per_op),
+        schema.MEDIAN: iv.estimate, "min_ns_per_op": min(per_op),
         "ci_low_ns": iv.low, "ci_high_ns": iv.high, "cv": stats.cv(per_op),
         "unstable": stats.relative_width(iv) > settings.unstable_width,
         "peak_rss_bytes": r.peak_rss, "bytes_requested": s.get("bytes_requested"),
@@ -333,11 +333,11 @@ def fastest_groups(measurements, settings=Settings()):
     """{point: Group} over the ok cells with a summary, members ranked by median."""
     by_point = {}
     for m in measurements:
-        if m.status == "ok" and m.summary and m.summary.get("median_ns_per_op") is not None:
+        if m.status == "ok" and m.summary and m.summary.get(schema.MEDIAN) is not None:
             by_point.setdefault(point(m.cell), []).append(m)
     out = {}
     for p, ms in by_point.items():
-        ms.sort(key=lambda m: (m.summary["median_ns_per_op"], m.cell.strategy))
+        ms.sort(key=lambda m: (m.summary[schema.MEDIAN], m.cell.strategy))
         best = ms[0]
         members, to = [best.cell.strategy], {}
         for m in ms[1:]:

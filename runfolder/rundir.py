@@ -79,7 +79,7 @@ class RunFiles:
 
 def median_of(entry):
     """A summary entry's median when the cell is ok, else None."""
-    return entry["median_ns_per_op"] if entry and entry["status"] == "ok" else None
+    return entry[schema.MEDIAN] if entry and entry["status"] == "ok" else None
 
 
 def _read_meta(run):

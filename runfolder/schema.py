@@ -15,13 +15,15 @@ KEY = ("compiler", "strategy", "workload", "size", "threads", "param")
 # one in the same process (cell/partner.h), empty for a cell timed alone
 SAMPLE_COLS = list(KEY) + ["sample", "reps", "ns", "ns_per_op", "round", "minor_faults", "major_faults",
                            "partner", "partner_reps", "partner_ns"]
+# a cell's time: the median over its visits of the time per operation (ns)
+MEDIAN = "median_ns_per_op"
 SUMMARY_COLS = list(KEY) + [
-    "status", "reason", "samples", "visits", "reps", "ops_per_rep", "median_ns_per_op", "min_ns_per_op",
+    "status", "reason", "samples", "visits", "reps", "ops_per_rep", MEDIAN, "min_ns_per_op",
     "ci_low_ns", "ci_high_ns", "cv", "unstable", "peak_rss_bytes", "bytes_requested", "bytes_peak", "reserved_peak",
     "overhead_pct", "allocs", "frees", "instructions_per_op", "cycles_per_op", "minor_faults_per_op",
     "major_faults_per_op", "inputs", "malloc", "process_spread"]
 # summary.csv's figures computed from the samples; the rest the cell reported
-FROM_SAMPLES = ("samples", "visits", "median_ns_per_op", "min_ns_per_op", "ci_low_ns", "ci_high_ns", "cv",
+FROM_SAMPLES = ("samples", "visits", MEDIAN, "min_ns_per_op", "ci_low_ns", "ci_high_ns", "cv",
                 "unstable", "minor_faults_per_op", "major_faults_per_op", "process_spread")
 # a ratio: the paired estimate over the rounds both cells visited (pairs), its
 # interval, significant (marked as a difference: the interval excludes 1 and

@@ -25,6 +25,7 @@ if __name__ == "__main__":
 
 from runfolder import aggregate, cells, rundir, stats  # noqa: E402
 from runfolder.errors import RunError  # noqa: E402
+from runfolder.schema import MEDIAN  # noqa: E402
 
 APART = 0.05  # the goal's tolerance, for the partner's medians and a line's two ratios
 NOISE_TRIALS = 100
@@ -105,9 +106,9 @@ def line_figures(run, margin):
             continue
         key = rundir_key(r)
         mine, base = run.by_key.get(key), run.by_key.get(key[:1] + (r["baseline"],) + key[2:])
-        if not mine or not base or not mine.get("median_ns_per_op") or not base.get("median_ns_per_op"):
+        if not mine or not base or not mine.get(MEDIAN) or not base.get(MEDIAN):
             continue
-        by_time = mine["median_ns_per_op"] / base["median_ns_per_op"]
+        by_time = mine[MEDIAN] / base[MEDIAN]
         lines += 1
         off += abs(math.log(r["ratio"] / by_time)) > math.log1p(APART)
         edge = math.log1p(margin)

@@ -34,7 +34,7 @@ from runfolder.errors import RunError, UsageError  # noqa: E402
 EXIT_UNJUDGED = 3  # with --base: a run cannot be judged
 
 CSV_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "run", "label", "status",
-            "median_ns_per_op", "base", "ratio", "ci_low", "ci_high", "significant"]
+            schema.MEDIAN, "base", "ratio", "ci_low", "ci_high", "significant"]
 
 
 def legend(margin):
@@ -128,7 +128,7 @@ def compare(runs, margin=aggregate.Settings.margin):
                     ratio_cells.append(tables.format_ratio(ratio, lo, hi, sig))
                 else:
                     ratio_cells.append("-")
-            text = r.figure_text(k, "median_ns_per_op") if med is not None else None
+            text = r.figure_text(k, schema.MEDIAN) if med is not None else None
             records.append(list(k) + [ids[i], f"{labels[i]} {compiler_text(r, compiler)}", status, text,
                                    ids[0], ratio if i else 1 if med is not None else None, lo, hi, sig])
         groups.setdefault((compiler, workload, threads, param), []).append(line + ratio_cells)

@@ -19,7 +19,7 @@ from runfolder import aggregate, outputs, rundir, schema, stats, tables  # noqa:
 from runfolder.errors import RunError  # noqa: E402
 
 CSV_COLS = ["workload", "strategy", "size", "threads", "param", "compiler", "base",
-            "median_ns_per_op", "ratio", "ci_low", "ci_high", "pairs", "significant", "unstable"]
+            schema.MEDIAN, "ratio", "ci_low", "ci_high", "pairs", "significant", "unstable"]
 
 
 def legend(base, marks):
@@ -67,7 +67,7 @@ def build(run, compilers=None, base=None):
                 med = rundir.median_of(entry)
                 line.append("-" if entry is None else "failed" if med is None else tables.format_time(med))
                 head = [workload, strategy, size, threads, param, c, base,
-                        run.figure_text(key(c), "median_ns_per_op") if med is not None else None]
+                        run.figure_text(key(c), schema.MEDIAN) if med is not None else None]
                 if c == base:
                     csv_lines.append(head + ["1" if med is not None else "", "", "", "", "", ""])
                     continue

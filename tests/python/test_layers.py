@@ -2,7 +2,8 @@
 "Outputs"): runfolder/, the run folder as data, imports neither runner/
 nor report/; runner/ and report/ each import runfolder/, and report/ imports
 no module of runner/. No module imports another inside a function, and no
-import circle runs among them. Read from each file's import statements."""
+import circle runs among them. Read from each file's import statements. A
+cell's time column is named in runfolder/schema.py alone (schema.MEDIAN)."""
 import ast
 import os
 import unittest
@@ -99,6 +100,11 @@ class Layers(unittest.TestCase):
         for m in sorted(known):
             if m not in state:
                 visit(m, [m])
+
+    def test_the_time_column_is_named_in_the_schema_alone(self):
+        named = [os.path.relpath(p, ROOT) for package in PACKAGES for p in modules(package)
+                 if "median_ns_per_op" in open(p, encoding="utf-8").read()]
+        self.assertEqual(named, [os.path.join("runfolder", "schema.py")])
 
 
 if __name__ == "__main__":
