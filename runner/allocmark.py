@@ -6,7 +6,7 @@ files, meta.json and tables to results/<run-id>/. It measures nothing
 itself: timing, calibration and checksums happen in cell/cell_main.c.
 Python 3 standard library only.
 
-The work is done by the modules of the runner package, one job each:
+The work is done by the modules of runner/, one job each:
   cli.py         the command line and its converters
   config.py      plan: checks the input, returns a frozen RunConfig; creates nothing
   matrix.py      the cells, blocks and the order of visits
@@ -17,13 +17,14 @@ The work is done by the modules of the runner package, one job each:
   counts.py      the count run (--count): each cell under cachegrind, counts.csv
   run.py         the run itself, its rounds and revisits; regenerate.py the derived files again
                  from samples.csv
-and the run folder's, in the runfolder package: schema.py (the CSV columns, the key of a
-cell, number formatting), catalog.py (the rows, allocators/strategies.txt), answer.py (a
-cell's answer, typed), aggregate.py (a cell's summary over its visits and the paired ratios;
-stats.py the intervals), outputs.py (the folder's files, written atomically), tables.py (the
-tables), runlock.py (the folder's lock), rundir.py (reading a folder back).
-Tools on finished runs: compare.py (and its regression gate, runfolder/gate.py), crosscc.py,
-noise.py (where a run's spread is, and what visits and samples buy).
+The run folder is read and written through another package, runfolder/, which imports
+nothing of runner/: schema.py (the CSV columns, the key of a cell, number formatting),
+catalog.py (the rows, allocators/strategies.txt), answer.py (a cell's answer, typed),
+aggregate.py (a cell's summary over its visits and the paired ratios; stats.py the
+intervals), outputs.py (the folder's files, written atomically), tables.py (the tables),
+runlock.py (the folder's lock), rundir.py (reading a folder back).
+Tools on finished runs, in runner/: compare.py (its regression gate: runfolder/gate.py),
+crosscc.py, noise.py (where a run's spread is, and what visits and samples buy).
 Also `python3 -m runner` with the same options."""
 import os
 import sys
