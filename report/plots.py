@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """plots.py: draws a results folder's plots with gnuplot (scripts in plots/), as SVG and PNG
 in results/<run>/plots/, with the .dat files gnuplot read in plots/data/.
 It does no statistics: medians, intervals and ratios come from the runner's CSV files.
-Usage: python3 report/plots.py results/<run>   (GNUPLOT=path overrides the gnuplot binary)"""
+Usage: python3 -m report.plots results/<run>   (GNUPLOT=path overrides the gnuplot binary)"""
 import concurrent.futures
 import json
 import math
@@ -11,12 +10,9 @@ import shutil
 import subprocess
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from report import results  # noqa: E402
-from runfolder.outputs import write_atomic  # noqa: E402
-from runfolder.schema import MEDIAN  # noqa: E402
+from report import results
+from runfolder.outputs import write_atomic
+from runfolder.schema import MEDIAN
 
 ROOT = results.ROOT
 SCRIPTS = os.path.join(ROOT, "plots")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """readme_table.py: the README's tables of results, made from committed run
 folders (docs/reference-run/, a default run, and docs/reference-dimensions/,
 a run of the dimensions suite: their summary.csv and meta.json), so that
@@ -7,20 +6,17 @@ the tables, or with --write puts each into the README between its two marker
 lines. It computes nothing but ratios of summary.csv's medians; each
 workload's fastest group is the run's (groups.csv, or its samples).
 
-  python3 report/readme_table.py [RUN [DIMENSIONS_RUN]] [--write README.md]"""
+  python3 -m report.readme_table [RUN [DIMENSIONS_RUN]] [--write README.md]"""
 import os
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from report import dimensions  # noqa: E402
-from runfolder import cells, outputs, rundir  # noqa: E402
-from runfolder.aggregate import GROUP_RULE  # noqa: E402
-from runfolder.catalog import ROOT  # noqa: E402
-from runfolder.errors import RunError  # noqa: E402
-from runfolder.outputs import write_atomic  # noqa: E402
-from runfolder.schema import MEDIAN, fmt  # noqa: E402
+from report import dimensions
+from runfolder import cells, outputs, rundir
+from runfolder.aggregate import GROUP_RULE
+from runfolder.catalog import ROOT
+from runfolder.errors import RunError
+from runfolder.outputs import write_atomic
+from runfolder.schema import MEDIAN, fmt
 
 REFERENCE_RUN = os.path.join("docs", "reference-run")
 DIMENSIONS_RUN = os.path.join("docs", "reference-dimensions")

@@ -2,4 +2,5 @@
 am-cell process a visit (cell/cell_main.c is the measured program, in C) and
 writes the run folder through runfolder/; it measures nothing itself. Also
 the tools over finished folders (compare, crosscc, noise, regenerate,
-accuracy). Entry: runner/allocmark.py."""
+accuracy). Each program is started from the top folder as a module: `python3 -m
+runner.allocmark` (the runner; also `python3 -m runner`), `python3 -m runner.compare`, ..."""

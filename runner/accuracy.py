@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """accuracy.py: whether a finished run's one-thread tables agree with
 themselves. Where precision asks whether two runs repeat, accuracy asks
 whether a ratio says what its line's times say:
@@ -14,18 +13,14 @@ whether a ratio says what its line's times say:
     one-thread cell, and how many of its cells are marked.
 It measures nothing; docs/measurements.md gives its figures for default runs.
 
-  python3 runner/accuracy.py RUN [RUN ...]"""
+  python3 -m runner.accuracy RUN [RUN ...]"""
 import math
-import os
 import random
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from runfolder import aggregate, cells, rundir, stats  # noqa: E402
-from runfolder.errors import RunError  # noqa: E402
-from runfolder.schema import MEDIAN  # noqa: E402
+from runfolder import aggregate, cells, rundir, stats
+from runfolder.errors import RunError
+from runfolder.schema import MEDIAN
 
 APART = 0.05  # the goal's tolerance, for the partner's medians and a line's two ratios
 NOISE_TRIALS = 100

@@ -1,10 +1,10 @@
-#!/usr/bin/env python3
 """allocmark.py: runs the benchmark matrix (compiler x strategy x workload x
 size), one fresh am-cell process per cell and round, in a shuffled order of
 blocks (a block: the cells one line of a table compares), and writes the CSV
 files, meta.json and tables to results/<run-id>/. It measures nothing
 itself: timing, calibration and checksums happen in cell/cell_main.c.
-Python 3 standard library only.
+Python 3 standard library only. Started from the top folder as
+`python3 -m runner.allocmark` (or `python3 -m runner`), as make bench does.
 
 The work is done by the modules of runner/, one job each:
   cli.py         the command line and its converters
@@ -24,17 +24,11 @@ aggregate.py (a cell's summary over its visits and the paired ratios; stats.py t
 intervals), outputs.py (the folder's files, written atomically), tables.py (the tables),
 runlock.py (the folder's lock), rundir.py (reading a folder back).
 Tools on finished runs, in runner/: compare.py (its regression gate: runfolder/gate.py),
-crosscc.py, noise.py (where a run's spread is, and what visits and samples buy).
-Also `python3 -m runner` with the same options."""
-import os
+crosscc.py, noise.py (where a run's spread is, and what visits and samples buy)."""
 import sys
 
-if __name__ == "__main__":
-    # run as a script: the package's parent, not runner/, on the path
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from runner import cli, config, counts, listing, regenerate, run  # noqa: E402
-from runfolder.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError  # noqa: E402
+from runner import cli, config, counts, listing, regenerate, run
+from runfolder.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 
 
 def main(argv=None):

@@ -114,7 +114,7 @@ def names_arg(s):
 
 def make_parser():
     ap = argparse.ArgumentParser(
-        prog="allocmark.py",
+        prog="python3 -m runner.allocmark",
         description="Run the allocmark benchmark matrix: every (compiler, strategy, workload, size) "
                     "cell in fresh processes (one a round), in a shuffled order of blocks (a block: the "
                     "cells one line of a table compares, run one after the other); write CSV files, meta.json "

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """compare.py: puts several finished runs side by side (another machine, another
 day, another compiler version): cells matched by (compiler, strategy, workload,
 size, threads, param), one column a run, each run's ratio to the first with an
@@ -13,8 +12,8 @@ counts (counts.csv, make count) are also compared count by count: with --base
 a cell whose instructions or estimated cycles per operation changed by 1% or
 more moved (counts repeat exactly: no noise to clear). It measures nothing.
 
-  runner/compare.py RUN RUN... [--margin M] [--out DIR]
-  runner/compare.py --base RUN RUN... [--margin M] [--out DIR]
+  python3 -m runner.compare RUN RUN... [--margin M] [--out DIR]
+  python3 -m runner.compare --base RUN RUN... [--margin M] [--out DIR]
 writes compare.txt, compare.md and compare.csv to DIR (results/compare-<timestamp>/).
 Exit status: 0, 1 (with --base: a cell moved), 2 bad input, 3 (with --base: a
 run cannot be judged; before 1 when both hold)."""
@@ -23,13 +22,10 @@ import datetime
 import os
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from runner.cli import margin_arg  # noqa: E402
-from runfolder import aggregate, gate, outputs, rundir, schema, stats, tables  # noqa: E402
-from runfolder.catalog import ROOT  # noqa: E402
-from runfolder.errors import RunError, UsageError  # noqa: E402
+from runner.cli import margin_arg
+from runfolder import aggregate, gate, outputs, rundir, schema, stats, tables
+from runfolder.catalog import ROOT
+from runfolder.errors import RunError, UsageError
 
 EXIT_UNJUDGED = 3  # with --base: a run cannot be judged
 
@@ -310,7 +306,7 @@ def sections_text(sections, markdown):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="compare.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m runner.compare", description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="*", metavar="RUN",
                     help="run folders (results/<run-id>); the first (A) is the base the others are divided by")
     ap.add_argument("--base", metavar="RUN", help="the base run: A, and a gate that exits 1 when a "

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """readme_workloads.py: the README's table of workloads, made from what a
 cell says of its workloads (am-cell-<row> --list, the list `make list`
 prints): every workload of workloads/workloads.def, in its order, with its
@@ -7,17 +6,14 @@ name a workload that is gone, leave one out, or paraphrase one. It prints
 the table, or with --write puts it into the README between its two marker
 lines. Any row's cell will do: every cell holds every workload.
 
-  python3 runner/readme_workloads.py [--cell build/<cc>/bin/am-cell-<row>] [--write README.md]"""
+  python3 -m runner.readme_workloads [--cell build/<cc>/bin/am-cell-<row>] [--write README.md]"""
 import os
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from runner import cell_protocol, config  # noqa: E402
-from runfolder import catalog  # noqa: E402
-from runfolder.errors import UsageError  # noqa: E402
-from runfolder.outputs import replace_block, write_atomic  # noqa: E402
+from runner import cell_protocol, config
+from runfolder import catalog
+from runfolder.errors import UsageError
+from runfolder.outputs import replace_block, write_atomic
 
 BEGIN = "<!-- workloads table: made by runner/readme_workloads.py from am-cell-<row> --list; do not edit -->"
 END = "<!-- end of the workloads table -->"

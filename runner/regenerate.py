@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """regenerate.py: rewrites the derived files of a run folder, summary.csv,
 ratios.csv, groups.csv, tables.txt, tables.md and matrix.csv (and
 compilers.* for a run of several compilers), from its samples.csv, with what samples cannot hold taken from
@@ -10,19 +9,16 @@ that made it is unchanged; after a change to the statistics it is how old
 runs get the new figures. --margin M judges the marks with another margin
 and records it in meta.json ("statistics"). It measures nothing.
 
-  python3 runner/regenerate.py RUN [--margin M]   (or: runner/allocmark.py --regenerate RUN)"""
+  python3 -m runner.regenerate RUN [--margin M]   (or: python3 -m runner.allocmark --regenerate RUN)"""
 import argparse
 import json
 import os
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from runner import crosscc  # noqa: E402
-from runner.cli import margin_arg  # noqa: E402
-from runfolder import aggregate, cells, outputs, rundir, schema  # noqa: E402
-from runfolder.errors import RunError, UsageError  # noqa: E402
+from runner import crosscc
+from runner.cli import margin_arg
+from runfolder import aggregate, cells, outputs, rundir, schema
+from runfolder.errors import RunError, UsageError
 
 def check_every_cell_listed(run):
     """Raises RunError when samples.csv has cells summary.csv lacks (a summary
@@ -77,7 +73,7 @@ def regenerate(folder, margin=None):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="regenerate.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m runner.regenerate", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", help="run folder (results/<run-id>)")
     ap.add_argument("--margin", type=margin_arg, help="the margin of a marked difference: 0.02 or 2%%")
     try:

@@ -94,8 +94,8 @@ class BuiltRows(unittest.TestCase):
 
     @classmethod
     def run_on(cls, args):
-        return subprocess.run([sys.executable, tr.RUNNER, "--build-root", cls.root, "--compilers", "cc"] + args,
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run([*tr.RUNNER, "--build-root", cls.root, "--compilers", "cc"] + args,
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
 
     @classmethod
     def tearDownClass(cls):

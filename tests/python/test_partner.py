@@ -122,7 +122,7 @@ class PartnerCheck(unittest.TestCase):
         ensure_cells("system,monotonic,minimal")
 
     def check(self, *args):
-        return subprocess.run([sys.executable, "runner/partner_check.py", "--build", BUILD, *args], cwd=ROOT,
+        return subprocess.run([sys.executable, "-m", "runner.partner_check", "--build", BUILD, *args], cwd=ROOT,
                               capture_output=True, text=True, timeout=300)
 
     def test_a_short_check_names_each_row(self):
