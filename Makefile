@@ -392,7 +392,7 @@ BENCH_ARGS := $(call opt,--allocators,$(ALLOCATORS)$(if $(ALLOCATORS),$(foreach 
 # build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
 # QUICK=1 without COMPILERS measures one compiler: CC when given, else gcc
 QUICK_CC := $(if $(filter 1 yes,$(QUICK)),$(if $(COMPILERS),,$(if $(CC_GIVEN),$(CC),gcc)))
-CHECK_COMPILERS = ccs=$$($(PYTHON) runner/compilers.py $(call shell_words,$(or $(COMPILERS),$(QUICK_CC)))) || exit 2
+CHECK_COMPILERS = ccs=$$($(PYTHON) -m runner.compilers $(call shell_words,$(or $(COMPILERS),$(QUICK_CC)))) || exit 2
 BUILD_EACH = names=; for cc in $$ccs; do \
 	  $(SUBMAKE) --no-print-directory -j$$(nproc 2>/dev/null || echo 2) cells compiler-info CC=$$cc $(1) || exit 1; \
 	  names="$$names$${names:+,}$${cc\#\#*/}$(VARIANT)"; done
@@ -405,8 +405,8 @@ bench:
 	$(NEED_MALLOCS); \
 	$(call BUILD_EACH,$(if $(ALLOCATORS),$(call shell_word,ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE)$(foreach r,$(EXTERNAL_ROWS),$(comma)$(r))))); \
 	$(CHECK_EXTERNAL); \
-	AM_EXTERNAL=$(call shell_word,$(EXTERNAL)) $(PYTHON) runner/allocmark.py --compilers $$names $(BENCH_ARGS) && \
-	{ $(PYTHON) report/report.py $(call shell_word,$(or $(OUT),results/latest)); [ $$? -le 1 ] || (exit 4); }; \
+	AM_EXTERNAL=$(call shell_word,$(EXTERNAL)) $(PYTHON) -m runner.allocmark --compilers $$names $(BENCH_ARGS) && \
+	{ $(PYTHON) -m report.report $(call shell_word,$(or $(OUT),results/latest)); [ $$? -le 1 ] || (exit 4); }; \
 	$(KEEP_STATUS)
 
 # make count: each compiler's cells built as for make bench, then every
@@ -417,12 +417,12 @@ COUNT_ARGS := $(call opt,--allocators,$(ALLOCATORS)) $(call opt,--workloads,$(WO
 	$(call opt,--seed,$(SEED)) $(if $(filter 1 yes,$(QUICK)),--quick) $(call opt,--out,$(OUT)) \
 	$(call opt,--shard,$(SHARD))
 count:
-	@$(if $(MERGE),$(PYTHON) runner/allocmark.py --merge $(call shell_words,$(MERGE)) $(call opt,--out,$(OUT)); \
+	@$(if $(MERGE),$(PYTHON) -m runner.allocmark --merge $(call shell_words,$(MERGE)) $(call opt,--out,$(OUT)); \
 	$(KEEP_STATUS);) \
 	$(CHECK_COMPILERS); \
 	tools/need.sh --for "make count" valgrind valgrind || exit 2; \
 	$(call BUILD_EACH,$(if $(ALLOCATORS),$(call shell_word,ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE)))); \
-	$(PYTHON) runner/allocmark.py --count --compilers $$names $(COUNT_ARGS); \
+	$(PYTHON) -m runner.allocmark --count --compilers $$names $(COUNT_ARGS); \
 	$(KEEP_STATUS)
 
 # what meta.json says about this compiler: its command and every flag
@@ -440,17 +440,17 @@ hyperfine:
 	@$(CHECK_COMPILERS); \
 	tools/need.sh --for "make hyperfine" hyperfine hyperfine || exit 0; \
 	$(call BUILD_EACH,$(if $(ALLOCATORS),$(call shell_word,ALLOCATORS=$(ALLOCATORS)$(comma)$(or $(HF_STRATEGY),system)))); \
-	$(PYTHON) runner/hyperfine.py --compilers $$names $(HF_ARGS); \
+	$(PYTHON) -m runner.hyperfine --compilers $$names $(HF_ARGS); \
 	$(KEEP_STATUS)
 
 # make compare RUNS="results/a results/b" [BASE=results/x] [MARGIN=0.02] [OUT=dir]
 compare:
-	@$(PYTHON) runner/compare.py $(call opt,--base,$(BASE)) $(call shell_words,$(RUNS)) $(call opt,--margin,$(MARGIN)) \
+	@$(PYTHON) -m runner.compare $(call opt,--base,$(BASE)) $(call shell_words,$(RUNS)) $(call opt,--margin,$(MARGIN)) \
 		$(call opt,--out,$(OUT)); $(KEEP_STATUS)
 
 # the system row needs no library: its cell lists what every cell knows
 list: $(BUILD)/bin/am-cell-system$(EXE)
-	@AM_EXTERNAL=$(call shell_word,$(EXTERNAL)) $(PYTHON) runner/allocmark.py --list --compilers $(CCNAME)$(VARIANT)
+	@AM_EXTERNAL=$(call shell_word,$(EXTERNAL)) $(PYTHON) -m runner.allocmark --list --compilers $(CCNAME)$(VARIANT)
 
 # ---- make record and make trace-info (recorder/, docs/trace.md) ----
 # The recording library is LD_PRELOAD on Linux with glibc, built only there;
@@ -483,9 +483,9 @@ test-windows:
 
 # plots and report of one run (default: the newest); RUN=results/<id> picks another
 plots:
-	@$(PYTHON) report/plots.py $(call shell_word,$(RUN)); $(KEEP_STATUS)
+	@$(PYTHON) -m report.plots $(call shell_word,$(RUN)); $(KEEP_STATUS)
 report:
-	@$(PYTHON) report/report.py $(call shell_word,$(RUN)); $(KEEP_STATUS)
+	@$(PYTHON) -m report.report $(call shell_word,$(RUN)); $(KEEP_STATUS)
 
 clean:
 	rm -rf build

@@ -1,2 +1,3 @@
 """report: the HTML report (report.py) and the plots (plots.py) of one run
-folder, read through runner/rundir.py. Python 3 standard library only."""
+folder, and the README's results tables (readme_table.py), read through
+runfolder/. Python 3 standard library only."""

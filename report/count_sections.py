@@ -3,8 +3,8 @@ count into the run's folder): each cell's instructions, simulated cache
 misses and estimated cycles per operation with their ratio to the baseline,
 and the cells whose time ratio and count ratio point in opposite directions."""
 from report.pieces import esc
-from runner import count_tables, counts
-from runner.errors import UsageError
+from runfolder import count_tables, rundir
+from runfolder.errors import UsageError
 
 
 class CountSections:
@@ -13,7 +13,7 @@ class CountSections:
         if "counts.csv" not in run.files:
             return
         try:
-            meta, entries = counts.read(run.folder)
+            meta, entries = rundir.read_counts(run.folder)
         except UsageError as e:
             self.section("counts", "Counts", f"<p>{esc(str(e))}</p>")
             return

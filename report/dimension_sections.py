@@ -5,7 +5,7 @@ them against; then the run-time binding (@virtual rows against their own
 inlined rows). Shown when the run measured any of those workloads."""
 from report import dimensions
 from report.pieces import esc, fmt, slug
-from runner.schema import fmt as fmt_key
+from runfolder.schema import fmt as fmt_key
 
 
 def _times(v):

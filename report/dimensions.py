@@ -6,9 +6,10 @@ and a virtual allocator interface). For each dimension the workloads that
 measure it, and for each of their points the fastest strategy and how it and
 `monotonic` compare with `system`, the malloc of global new/delete. Used by
 the report's section and by the README's table; it reads summary entries
-(runner/rundir.py) and computes nothing but ratios of their medians. Which
+(runfolder/rundir.py) and computes nothing but ratios of their medians. Which
 dimension a workload measures it says itself (am_workload.dimension, kept in
 meta.json "workload_facts")."""
+from runfolder.schema import MEDIAN
 
 VIRTUAL = "@virtual"  # a row reached through a table of function pointers
 NOT_CANDIDATES = {"minimal", "control"}  # a bound and the A/A control are no one's choice
@@ -41,7 +42,7 @@ def point_of(e):
 
 
 def _ok(e):
-    return e["status"] == "ok" and e["median_ns_per_op"]
+    return e["status"] == "ok" and e[MEDIAN]
 
 
 def by_point(summary, workloads):
@@ -49,7 +50,7 @@ def by_point(summary, workloads):
     out = {}
     for e in summary:
         if e["workload"] in workloads and _ok(e):
-            out.setdefault(point_of(e), {})[e["strategy"]] = e["median_ns_per_op"]
+            out.setdefault(point_of(e), {})[e["strategy"]] = e[MEDIAN]
     return out
 
 
@@ -102,7 +103,7 @@ def findings(summary, facts):
 
 def drop_against_destroy(summary):
     """{(compiler, drop workload, size): {strategy: drop median / destroy median}}."""
-    med = {(e["compiler"], e["strategy"], e["workload"], e["size"]): e["median_ns_per_op"]
+    med = {(e["compiler"], e["strategy"], e["workload"], e["size"]): e[MEDIAN]
            for e in summary if _ok(e)}
     out = {}
     for (cc, s, w, size), m in med.items():
@@ -115,7 +116,7 @@ def drop_against_destroy(summary):
 
 def virtual_against_inline(summary):
     """{(compiler, workload, size, threads, param): {strategy: @virtual median / its own}}."""
-    med = {(e["strategy"],) + point_of(e): e["median_ns_per_op"] for e in summary if _ok(e)}
+    med = {(e["strategy"],) + point_of(e): e[MEDIAN] for e in summary if _ok(e)}
     out = {}
     for (s, *p), m in med.items():
         if s.endswith(VIRTUAL) and s[:-len(VIRTUAL)] not in NOT_CANDIDATES:

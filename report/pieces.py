@@ -8,7 +8,7 @@ import os
 import re
 
 from report import results
-from runner import schema, yardstick
+from runfolder import schema, yardstick
 
 esc = html.escape
 
@@ -145,7 +145,7 @@ class Pieces:
         if row.get("visits") is not None:
             tip += f" in {fmt_int(row['visits'])} visits"
         # a cell's own spread from process to process is shown (the interval), not marked
-        return f'<td class="num t" title="{esc(tip, quote=True)}"{attrs}>{fmt(row["median_ns_per_op"])}</td>'
+        return f'<td class="num t" title="{esc(tip, quote=True)}"{attrs}>{fmt(row[schema.MEDIAN])}</td>'
 
     def group_table(self, g):
         run = self.run

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """plots.py: draws a results folder's plots with gnuplot (scripts in plots/), as SVG and PNG
 in results/<run>/plots/, with the .dat files gnuplot read in plots/data/.
 It does no statistics: medians, intervals and ratios come from the runner's CSV files.
-Usage: python3 report/plots.py results/<run>   (GNUPLOT=path overrides the gnuplot binary)"""
+Usage: python3 -m report.plots results/<run>   (GNUPLOT=path overrides the gnuplot binary)"""
 import concurrent.futures
 import json
 import math
@@ -11,11 +10,9 @@ import shutil
 import subprocess
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from report import results  # noqa: E402
-from runner.outputs import write_atomic  # noqa: E402
+from report import results
+from runfolder.outputs import write_atomic
+from runfolder.schema import MEDIAN
 
 ROOT = results.ROOT
 SCRIPTS = os.path.join(ROOT, "plots")
@@ -171,7 +168,7 @@ class Plotter:
 
         def time_value(s, row):
             lo, hi = run.ci_per_op(row)
-            m = row["median_ns_per_op"]
+            m = row[MEDIAN]
             return (m, lo if lo is not None else m, hi if hi is not None else m)
         over_sizes = len([x for x in g.xs if results.as_number(x)]) > 1  # a line needs two points
         names, styles, dat = self.series(g, time_value)
@@ -205,7 +202,7 @@ class Plotter:
             row = g.cell.get((s, x))
             if run.ok(row):
                 lo, hi = run.ci_per_op(row)
-                m = row["median_ns_per_op"]
+                m = row[MEDIAN]
                 colour = int(COLOURS[(style_of(run, s) - 1) % len(COLOURS)][1:], 16)
                 bars.append((m, f"{s} {num(m)} {num(lo if lo is not None else m)} "
                                 f"{num(hi if hi is not None else m)} {colour}"))
@@ -287,7 +284,7 @@ class Plotter:
                     row = g.cell.get((s, x))
                     if run.ok(row):
                         lo, hi = run.ci_per_op(row)
-                        m = row["median_ns_per_op"]
+                        m = row[MEDIAN]
                         cols += [m, lo if lo is not None else m, hi if hi is not None else m]
                     else:
                         cols += [None, None, None]

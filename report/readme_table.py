@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """readme_table.py: the README's tables of results, made from committed run
 folders (docs/reference-run/, a default run, and docs/reference-dimensions/,
 a run of the dimensions suite: their summary.csv and meta.json), so that
@@ -7,20 +6,17 @@ the tables, or with --write puts each into the README between its two marker
 lines. It computes nothing but ratios of summary.csv's medians; each
 workload's fastest group is the run's (groups.csv, or its samples).
 
-  python3 report/readme_table.py [RUN [DIMENSIONS_RUN]] [--write README.md]"""
+  python3 -m report.readme_table [RUN [DIMENSIONS_RUN]] [--write README.md]"""
 import os
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from report import dimensions  # noqa: E402
-from runner import regenerate, rundir  # noqa: E402
-from runner.aggregate import GROUP_RULE  # noqa: E402
-from runner.catalog import ROOT  # noqa: E402
-from runner.errors import RunError  # noqa: E402
-from runner.outputs import write_atomic  # noqa: E402
-from runner.schema import fmt  # noqa: E402
+from report import dimensions
+from runfolder import cells, outputs, rundir
+from runfolder.aggregate import GROUP_RULE
+from runfolder.catalog import ROOT
+from runfolder.errors import RunError
+from runfolder.outputs import write_atomic
+from runfolder.schema import MEDIAN, fmt
 
 REFERENCE_RUN = os.path.join("docs", "reference-run")
 DIMENSIONS_RUN = os.path.join("docs", "reference-dimensions")
@@ -50,9 +46,9 @@ def figure(ns):
 def _cell_text(entry):
     if entry is None:
         return "-"
-    if entry["status"] != "ok" or entry["median_ns_per_op"] is None:
+    if entry["status"] != "ok" or entry[MEDIAN] is None:
         return entry["status"]
-    return figure(entry["median_ns_per_op"])
+    return figure(entry[MEDIAN])
 
 
 def _largest_size(run, workload):
@@ -81,7 +77,7 @@ def groups_of(run):
                 members.append(e["strategy"])
         return out
     if run.samples_of:
-        return {p: g.members for p, g in regenerate.fastest_groups_of(run).items()}
+        return {p: g.members for p, g in cells.fastest_groups_of(run).items()}
     return None
 
 
@@ -108,8 +104,8 @@ def table(folder):
                 fastest = (f"{', '.join(members)} ({len(members)} of "
                            f"{sum(e['status'] == 'ok' for e in at.values())})") if members else "-"
             else:
-                best = min(others, key=lambda e: e["median_ns_per_op"], default=None)
-                fastest = f"{best['strategy']} {figure(best['median_ns_per_op'])}" if best else "-"
+                best = min(others, key=lambda e: e[MEDIAN], default=None)
+                fastest = f"{best['strategy']} {figure(best[MEDIAN])}" if best else "-"
             lines.append(f"| `{workload}` | {compiler} | {fastest} | " +
                          " | ".join(_cell_text(at.get(s)) for s, _ in COLUMNS) + " |")
     if not lines:
@@ -201,19 +197,13 @@ def dimension_table(folder):
 
 
 def current_block(text, begin=BEGIN, end_line=END):
-    """The block in text, from begin to the end of end_line's line, or None."""
-    start, end = text.find(begin), text.find(end_line)
-    if start < 0 or end < start:
-        return None
-    return text[start:text.index("\n", end) + 1 if "\n" in text[end:] else len(text)]
+    """The results table's block in text (or the block between begin and end_line), or None."""
+    return outputs.current_block(text, begin, end_line)
 
 
 def replace_block(text, block, begin=BEGIN, end_line=END):
     """text with its block replaced by block; ValueError when it has none."""
-    old = current_block(text, begin, end_line)
-    if old is None:
-        raise ValueError(f"no lines '{begin}' ... '{end_line}'")
-    return text.replace(old, block, 1)
+    return outputs.replace_block(text, block, begin, end_line)
 
 
 def main(argv=None):

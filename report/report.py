@@ -1,25 +1,21 @@
-#!/usr/bin/env python3
 """report.py: turns one results folder into results/<run>/report.html, a single self-contained
 page (inline SVG plots and CSS, no scripts, no network). Python 3 standard library only.
 It draws the plots first (report/plots.py) unless --no-plots; it measures nothing itself.
 The page's parts: css.py, pieces.py (cells, tables, plots), result_sections.py, run_sections.py,
 count_sections.py (counts.csv of make count).
-Usage: python3 report/report.py results/<run> [--no-plots]"""
+Usage: python3 -m report.report results/<run> [--no-plots]"""
 import json
 import os
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from report import plots, results  # noqa: E402
-from report.css import CSS  # noqa: E402
-from report.pieces import Pieces, esc  # noqa: E402
-from report.count_sections import CountSections  # noqa: E402
-from report.dimension_sections import DimensionSections  # noqa: E402
-from report.result_sections import ResultSections  # noqa: E402
-from report.run_sections import RunSections  # noqa: E402
-from runner.outputs import write_atomic  # noqa: E402
+from report import plots, results
+from report.css import CSS
+from report.pieces import Pieces, esc
+from report.count_sections import CountSections
+from report.dimension_sections import DimensionSections
+from report.result_sections import ResultSections
+from report.run_sections import RunSections
+from runfolder.outputs import write_atomic
 
 
 class Page(Pieces, ResultSections, DimensionSections, RunSections, CountSections):

@@ -3,8 +3,8 @@ summary, each workload's plots and table, the compiler comparison, the
 allocator statistics, the scenario metrics and the failed cells."""
 from report import results
 from report.pieces import esc, fmt, fmt_int, fmt_ratio, slug
-from runner.aggregate import GROUP_RULE
-from runner.schema import fmt as fmt_key
+from runfolder.aggregate import GROUP_RULE
+from runfolder.schema import MEDIAN, fmt as fmt_key
 
 
 class ResultSections:
@@ -39,20 +39,20 @@ class ResultSections:
                 continue
             members = run.fastest_group(g, x)
             measured = sum(run.ok(g.cell.get((s, x))) for s in g.strategies)
-            best = g.cell[(members[0], x)] if members else min(cands, key=lambda r: r["median_ns_per_op"])
+            best = g.cell[(members[0], x)] if members else min(cands, key=lambda r: r[MEDIAN])
             attrs = f' data-workload="{esc(g.workload)}"'
             named = (f'{esc(", ".join(members))} <span class="muted">({len(members)} of {measured})</span>'
                      if members else esc(best["strategy"]))
             cells = [f'<td class="row">{link}</td>', f"<td>{esc(g.compiler)}</td>",
                      f'<td class="num">{esc(g.axis)} {esc(x)}</td>',
                      f'<td class="row best group"{attrs}>{named}</td>',
-                     f'<td class="num">{fmt(best["median_ns_per_op"])}</td>']
+                     f'<td class="num">{fmt(best[MEDIAN])}</td>']
             cells.append(self.ratio_cell(best, "system" if has_system else base))
             if two:
                 cells.append(self.ratio_cell(best, base))
             for b in bounds:
                 row = g.cell.get((b, x))
-                cells.append(f'<td class="num">{fmt(row["median_ns_per_op"]) if run.ok(row) else "—"}</td>')
+                cells.append(f'<td class="num">{fmt(row[MEDIAN]) if run.ok(row) else "—"}</td>')
             rows.append("<tr>" + "".join(cells) + "</tr>")
         nfail = sum(1 for r in run.summary if not run.ok(r) and not run.skipped(r))
         nskip = sum(1 for r in run.summary if run.skipped(r))
@@ -120,7 +120,7 @@ class ResultSections:
                     f"<th>{esc(g.compiler)} / {esc(first)}</th>" for g in gs[1:])
                 rows = []
                 for s in run.strategies:
-                    vals = [gs_row["median_ns_per_op"] if run.ok(gs_row) else None
+                    vals = [gs_row[MEDIAN] if run.ok(gs_row) else None
                             for gs_row in (g.cell.get((s, x)) for g in gs)]
                     if all(v is None for v in vals):
                         continue

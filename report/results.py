@@ -1,6 +1,6 @@
 """results.py: the questions the report and the plots ask of one run folder
 (which cells are ok, the groups of a plot or table, a cell's ratio to the
-baseline). The folder is read by runner/rundir.py, the one reader of run
+baseline). The folder is read by runfolder/rundir.py, the one reader of run
 folders; values are in their types. It computes no statistics of its own
 beyond a ratio of two medians when ratios.csv lacks one; the fastest groups
 are the runner's, from the samples."""
@@ -8,9 +8,9 @@ import os
 import re
 import sys
 
-from runner import catalog, rundir, schema
-from runner.errors import RunError
-from runner.schema import fmt
+from runfolder import catalog, cells, rundir, schema
+from runfolder.errors import RunError
+from runfolder.schema import fmt
 
 ROOT = catalog.ROOT
 # floor rows: the least allocator work, not an allocator a program would use
@@ -37,8 +37,8 @@ def settle_status(summary):
     """A summary entry without a status, or ok without a median, says what it is."""
     for e in summary:
         if not e["status"]:
-            e["status"] = "ok" if e["median_ns_per_op"] is not None else "failed"
-        if e["status"] == "ok" and e["median_ns_per_op"] is None:
+            e["status"] = "ok" if e[schema.MEDIAN] is not None else "failed"
+        if e["status"] == "ok" and e[schema.MEDIAN] is None:
             e["status"] = "failed"
             e["reason"] = e["reason"] or "no median in summary.csv"
 
@@ -81,7 +81,7 @@ class Run:
 
     # ---- questions the report and the plots ask ----
     def ok(self, row):
-        return row is not None and row["status"] == "ok" and row["median_ns_per_op"] is not None
+        return row is not None and row["status"] == "ok" and row[schema.MEDIAN] is not None
 
     def skipped(self, row):
         """The workload does not apply to the strategy (the cell says why): not a failure."""
@@ -119,17 +119,16 @@ class Run:
                     sig = 1.0 if hi < 1 or lo > 1 else 0.0
                 return (r["ratio"], lo, hi, None if sig is None else bool(sig))
         base = self.cells.get(key[:1] + (against,) + key[2:])
-        if not self.ok(base) or base["median_ns_per_op"] <= 0:
+        if not self.ok(base) or base[schema.MEDIAN] <= 0:
             return None
-        return (row["median_ns_per_op"] / base["median_ns_per_op"], None, None, None)
+        return (row[schema.MEDIAN] / base[schema.MEDIAN], None, None, None)
 
     def fastest_groups(self):
         """{point: aggregate.Group}, from the samples as the tables mark them;
         {} when the folder's samples cannot give them."""
         if not hasattr(self, "_groups"):
-            from runner import regenerate  # the runner's reading of a folder's samples
             try:
-                self._groups = regenerate.fastest_groups_of(self.data)
+                self._groups = cells.fastest_groups_of(self.data)
             except (RunError, ValueError, KeyError, TypeError):
                 self._groups = {}
         return self._groups
@@ -145,7 +144,7 @@ class Run:
     def ci_per_op(self, row):
         """The median's interval in ns per op. The runner may write it per op or per sample:
         whichever brackets the median is taken."""
-        lo, hi, med = row.get("ci_low_ns"), row.get("ci_high_ns"), row.get("median_ns_per_op")
+        lo, hi, med = row.get("ci_low_ns"), row.get("ci_high_ns"), row.get(schema.MEDIAN)
         if lo is None or hi is None or med is None:
             return None, None
         tol = 1e-9 * max(1.0, abs(med))

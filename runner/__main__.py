@@ -1,4 +1,4 @@
-"""python3 -m runner: the same as runner/allocmark.py."""
+"""python3 -m runner: the same as python3 -m runner.allocmark."""
 import sys
 
 from runner.allocmark import main

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """accuracy.py: whether a finished run's one-thread tables agree with
 themselves. Where precision asks whether two runs repeat, accuracy asks
 whether a ratio says what its line's times say:
@@ -14,17 +13,14 @@ whether a ratio says what its line's times say:
     one-thread cell, and how many of its cells are marked.
 It measures nothing; docs/measurements.md gives its figures for default runs.
 
-  python3 runner/accuracy.py RUN [RUN ...]"""
+  python3 -m runner.accuracy RUN [RUN ...]"""
 import math
-import os
 import random
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from runner import aggregate, regenerate, rundir, stats  # noqa: E402
-from runner.errors import RunError  # noqa: E402
+from runfolder import aggregate, cells, rundir, stats
+from runfolder.errors import RunError
+from runfolder.schema import MEDIAN
 
 APART = 0.05  # the goal's tolerance, for the partner's medians and a line's two ratios
 NOISE_TRIALS = 100
@@ -105,9 +101,9 @@ def line_figures(run, margin):
             continue
         key = rundir_key(r)
         mine, base = run.by_key.get(key), run.by_key.get(key[:1] + (r["baseline"],) + key[2:])
-        if not mine or not base or not mine.get("median_ns_per_op") or not base.get("median_ns_per_op"):
+        if not mine or not base or not mine.get(MEDIAN) or not base.get(MEDIAN):
             continue
-        by_time = mine["median_ns_per_op"] / base["median_ns_per_op"]
+        by_time = mine[MEDIAN] / base[MEDIAN]
         lines += 1
         off += abs(math.log(r["ratio"] / by_time)) > math.log1p(APART)
         edge = math.log1p(margin)
@@ -124,7 +120,7 @@ def control_figures(run, settings):
     if not row or not twin:
         return None
     ms = {(m.cell.compiler, m.cell.strategy, m.cell.workload, m.cell.size, m.cell.threads, m.cell.param): m
-          for m in regenerate.measurements_of(run) if m.status == "ok"}
+          for m in cells.measurements_of(run) if m.status == "ok"}
     n = beyond = beyond2 = marked = 0
     worst = 0.0
     for key, m in ms.items():

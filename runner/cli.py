@@ -3,9 +3,11 @@ read their values (a value that does not read is bad input, exit status 2,
 with the value echoed). What the values mean together is config.py's job."""
 import argparse
 import os
+import re
 
-from runner import aggregate, catalog, config, memlimit
-from runner.catalog import ROOT
+from runner import config, memlimit
+from runfolder import aggregate, catalog
+from runfolder.catalog import ROOT
 
 
 def whole_number(minimum, maximum=None, most_text=None):
@@ -99,11 +101,11 @@ def mem_limit_arg(s):
 
 
 def shard_arg(s):
-    from runner import counts
-    try:
-        return counts.shard_arg(s)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e))
+    """'i/N' as (i, N), 1 <= i <= N: the shard of a count run (counts.shard_cells)."""
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", s or "")
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise argparse.ArgumentTypeError(f"not a shard: '{s}' (give i/N, 1 <= i <= N, e.g. 1/2)")
+    return int(m.group(1)), int(m.group(2))
 
 
 def names_arg(s):
@@ -112,7 +114,7 @@ def names_arg(s):
 
 def make_parser():
     ap = argparse.ArgumentParser(
-        prog="allocmark.py",
+        prog="python3 -m runner.allocmark",
         description="Run the allocmark benchmark matrix: every (compiler, strategy, workload, size) "
                     "cell in fresh processes (one a round), in a shuffled order of blocks (a block: the "
                     "cells one line of a table compares, run one after the other); write CSV files, meta.json "

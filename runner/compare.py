@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """compare.py: puts several finished runs side by side (another machine, another
 day, another compiler version): cells matched by (compiler, strategy, workload,
 size, threads, param), one column a run, each run's ratio to the first with an
@@ -13,8 +12,8 @@ counts (counts.csv, make count) are also compared count by count: with --base
 a cell whose instructions or estimated cycles per operation changed by 1% or
 more moved (counts repeat exactly: no noise to clear). It measures nothing.
 
-  runner/compare.py RUN RUN... [--margin M] [--out DIR]
-  runner/compare.py --base RUN RUN... [--margin M] [--out DIR]
+  python3 -m runner.compare RUN RUN... [--margin M] [--out DIR]
+  python3 -m runner.compare --base RUN RUN... [--margin M] [--out DIR]
 writes compare.txt, compare.md and compare.csv to DIR (results/compare-<timestamp>/).
 Exit status: 0, 1 (with --base: a cell moved), 2 bad input, 3 (with --base: a
 run cannot be judged; before 1 when both hold)."""
@@ -23,17 +22,15 @@ import datetime
 import os
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from runner import aggregate, counts, gate, outputs, rundir, schema, stats, tables  # noqa: E402
-from runner.catalog import ROOT  # noqa: E402
-from runner.errors import RunError, UsageError  # noqa: E402
+from runner.cli import margin_arg
+from runfolder import aggregate, gate, outputs, rundir, schema, stats, tables
+from runfolder.catalog import ROOT
+from runfolder.errors import RunError, UsageError
 
 EXIT_UNJUDGED = 3  # with --base: a run cannot be judged
 
 CSV_COLS = ["compiler", "strategy", "workload", "size", "threads", "param", "run", "label", "status",
-            "median_ns_per_op", "base", "ratio", "ci_low", "ci_high", "significant"]
+            schema.MEDIAN, "base", "ratio", "ci_low", "ci_high", "significant"]
 
 
 def legend(margin):
@@ -127,7 +124,7 @@ def compare(runs, margin=aggregate.Settings.margin):
                     ratio_cells.append(tables.format_ratio(ratio, lo, hi, sig))
                 else:
                     ratio_cells.append("-")
-            text = r.figure_text(k, "median_ns_per_op") if med is not None else None
+            text = r.figure_text(k, schema.MEDIAN) if med is not None else None
             records.append(list(k) + [ids[i], f"{labels[i]} {compiler_text(r, compiler)}", status, text,
                                    ids[0], ratio if i else 1 if med is not None else None, lo, hi, sig])
         groups.setdefault((compiler, workload, threads, param), []).append(line + ratio_cells)
@@ -278,11 +275,11 @@ def count_sections(paths, ids, gating):
     """The counts of the runs (counts.csv) against the first's: ([(heading, lines)],
     cells moved, runs that cannot be judged). Counts repeat exactly, so a cell
     moved when it changed by gate.COUNT_THRESHOLD or more, whatever the noise of the times."""
-    base_meta, base = counts.read(paths[0])
+    base_meta, base = rundir.read_counts(paths[0])
     base_whole = gate.count_broken(base_meta, base, "the base")
     out, moved, unjudgeable = [], 0, 0
     for i, path in enumerate(paths[1:], 1):
-        meta, entries = counts.read(path)
+        meta, entries = rundir.read_counts(path)
         found, lost = gate.count_changes(base, entries)
         whole = base_whole + gate.count_broken(meta, entries, "the run")
         lines = [f"cannot be judged: {x}" for x in whole] if gating else []
@@ -309,8 +306,7 @@ def sections_text(sections, markdown):
 
 
 def main(argv=None):
-    from runner.cli import margin_arg
-    ap = argparse.ArgumentParser(prog="compare.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m runner.compare", description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="*", metavar="RUN",
                     help="run folders (results/<run-id>); the first (A) is the base the others are divided by")
     ap.add_argument("--base", metavar="RUN", help="the base run: A, and a gate that exits 1 when a "

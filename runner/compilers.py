@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """compilers.py: decides which C compilers `make bench` and `make hyperfine` use,
 and checks each one before anything is built or measured. It only finds and
 probes compilers (installing a missing gcc-N / clang-N through tools/need.sh
 when root); it builds nothing itself.
 
-  runner/compilers.py [NAME...]   print the usable compiler commands, one a line
+  python3 -m runner.compilers [NAME...]   print the usable compiler commands, one a line
 Without names: every one of gcc and clang found on PATH. Exit 2 naming the
 compiler that is missing or cannot compile C11."""
 import os

@@ -12,8 +12,9 @@ import subprocess
 import tempfile
 import types
 
-from runner import aggregate, catalog, cell_protocol, matrix, memlimit, pinning, runlock
-from runner.errors import UsageError
+from runner import cell_protocol, matrix, memlimit, pinning
+from runfolder import aggregate, catalog, runlock
+from runfolder.errors import UsageError
 
 # The ratios divide by the default partner's own row (make PARTNER=,
 # cell/partner.h): every one-thread cell is timed beside that code, and the

@@ -6,7 +6,8 @@ import os
 import subprocess
 import tempfile
 
-from runner import cell_protocol, outputs
+from runner import cell_protocol
+from runfolder import outputs
 from runner.cell_process import cell_env
 from runner.cell_protocol import parse_json_line
 

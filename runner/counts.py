@@ -17,8 +17,9 @@ import sys
 import tempfile
 import threading
 
-from runner import cell_protocol, count_tables, outputs, plain_copies, rundir, runlock, schema
-from runner.errors import RunError, UsageError
+from runner import cell_protocol, plain_copies, regenerate
+from runfolder import count_tables, outputs, rundir, runlock, schema
+from runfolder.errors import RunError, UsageError
 
 # a counted sample runs each of the workload's own seeds once (--list:
 # "seeds"), the inputs of its warm-up: a random length is counted at each of them
@@ -186,14 +187,6 @@ def count_cell(cell, exe, libraries, listing, seed, timeout, running=None):
     return entry
 
 
-def shard_arg(text):
-    """'i/N' as (i, N), 1 <= i <= N; ValueError otherwise."""
-    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text or "")
-    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
-        raise ValueError(f"not a shard: '{text}' (give i/N, 1 <= i <= N, e.g. 1/2)")
-    return int(m.group(1)), int(m.group(2))
-
-
 def shard_cells(cells, shard):
     """The cells of shard (i, N): every N-th cell of the matrix in key order."""
     ordered = sorted(cells, key=lambda c: c.fields())
@@ -332,7 +325,6 @@ def count_and_write(cfg, todo, n_cells, entries, meta, seed, jobs):
 
 def beside_times(folder):
     """The tables of the timed run in folder, rewritten with the counts beside the times."""
-    from runner import regenerate  # regenerate reads counts.csv through this module
     try:
         regenerate.regenerate(folder)
     except RunError as e:
@@ -354,30 +346,12 @@ def write(out_dir, entries, meta):
     outputs.write_atomic(os.path.join(out_dir, "counts.txt"), count_tables.text(rows, meta["baseline"], meta))
 
 
-def read(folder):
-    """(counts.json, counts.csv's entries) of a folder; UsageError when missing or bad."""
-    run = rundir.RunFiles(folder)
-    run.files = os.listdir(folder) if os.path.isdir(folder) else []
-    if "counts.csv" not in run.files or "counts.json" not in run.files:
-        raise UsageError(f"no counts in '{folder}' (counts.csv and counts.json: is it a folder of make count?)")
-    try:
-        with open(os.path.join(folder, "counts.json")) as f:
-            meta = json.load(f)
-    except (OSError, ValueError) as e:
-        raise UsageError(f"{os.path.join(folder, 'counts.json')}: unreadable ({e})")
-    entries = rundir._read_csv(run, "counts.csv")
-    bad = [p for p in run.problems if not p.warning]
-    if bad or entries is None:
-        raise UsageError(f"{os.path.join(folder, 'counts.csv')}: {bad[0].message if bad else 'unreadable'}")
-    return meta, entries
-
-
 def merge(out_dir, parts):
     """Writes into out_dir the counts of the shards' folders, as the unsplit run writes them."""
     if not parts:
         raise UsageError("--merge: give the shards' folders")
     check_folder(out_dir)
-    read_parts = [(p,) + read(p) for p in parts]
+    read_parts = [(p,) + rundir.read_counts(p) for p in parts]
     first = {k: v for k, v in read_parts[0][1].items() if k not in ("shard", "status")}
     shards = [meta.get("shard") for _, meta, _ in read_parts]
     for path, meta, _ in read_parts:

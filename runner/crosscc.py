@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """crosscc.py: the cross-compiler tables of a run measured with several
 compilers: for each workload and strategy, a line per size, each compiler's
 median time per op, then each compiler's ratio to the base compiler (the
@@ -7,19 +6,16 @@ rounds (one block has every compiler's cells). Writes
 compilers.txt, compilers.md and compilers.csv into the run folder; nothing
 when the run has one compiler. It measures nothing.
 
-  runner/crosscc.py RUN [--base NAME]   (re)writes RUN/compilers.*"""
+  python3 -m runner.crosscc RUN [--base NAME]   (re)writes RUN/compilers.*"""
 import argparse
 import os
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from runner import aggregate, outputs, rundir, schema, stats, tables  # noqa: E402
-from runner.errors import RunError  # noqa: E402
+from runfolder import aggregate, outputs, rundir, schema, stats, tables
+from runfolder.errors import RunError
 
 CSV_COLS = ["workload", "strategy", "size", "threads", "param", "compiler", "base",
-            "median_ns_per_op", "ratio", "ci_low", "ci_high", "pairs", "significant", "unstable"]
+            schema.MEDIAN, "ratio", "ci_low", "ci_high", "pairs", "significant", "unstable"]
 
 
 def legend(base, marks):
@@ -67,7 +63,7 @@ def build(run, compilers=None, base=None):
                 med = rundir.median_of(entry)
                 line.append("-" if entry is None else "failed" if med is None else tables.format_time(med))
                 head = [workload, strategy, size, threads, param, c, base,
-                        run.figure_text(key(c), "median_ns_per_op") if med is not None else None]
+                        run.figure_text(key(c), schema.MEDIAN) if med is not None else None]
                 if c == base:
                     csv_lines.append(head + ["1" if med is not None else "", "", "", "", "", ""])
                     continue
@@ -116,7 +112,7 @@ def write(out_dir, compilers=None, base=None, run=None):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="crosscc.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m runner.crosscc", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", help="run folder (results/<run-id>)")
     ap.add_argument("--base", help="compiler the ratios divide by (default: the first the run named)")
     args = ap.parse_args(argv)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """hyperfine.py: whole-process timings with hyperfine, next to the runner's
 per-operation figures: (a) every strategy's cell on one workload and size,
 (b) every compiler's build of one strategy. Each process does the same fixed
@@ -16,13 +15,11 @@ import subprocess
 import sys
 import tempfile
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from runner import catalog, cell_protocol, meta, outputs  # noqa: E402
-from runner.cell_protocol import parse_json_line  # noqa: E402
-from runner.cli import names_arg, whole_number  # noqa: E402
-from runner.errors import UsageError  # noqa: E402
+from runner import cell_protocol, meta
+from runfolder import catalog, outputs
+from runner.cell_protocol import parse_json_line
+from runner.cli import names_arg, whole_number
+from runfolder.errors import UsageError
 
 DEFAULT_SIZE = 1810
 MIN_RUNS = 10
@@ -33,7 +30,7 @@ CALIBRATE_MS = 50.0
 
 
 def make_parser():
-    ap = argparse.ArgumentParser(prog="hyperfine.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m runner.hyperfine", description=__doc__.split("\n\n")[0])
     ap.add_argument("--compilers", type=names_arg, required=True, metavar="C,D",
                     help="build folders build/<name>/bin; the first one's strategies are compared")
     ap.add_argument("--run", default="results/latest", help="run folder to write into (results/latest)")

@@ -1,7 +1,8 @@
 """listing.py: `allocmark.py --list` (make list): the rows of
 allocators/strategies.txt with what is built of them, and the workloads with
 their sizes, as the cells describe them. It only prints."""
-from runner import catalog, cell_protocol, config, matrix
+from runner import cell_protocol, config, matrix
+from runfolder import catalog
 
 
 def print_list(build_root, compilers):

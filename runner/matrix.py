@@ -3,26 +3,13 @@ a point (compiler, strategy, workload, size, threads, param); a block is the
 cells one line of a table compares (every strategy and compiler at one
 workload, size, thread count and param); a visit is one process of one cell in one
 round. It chooses and orders; it runs nothing."""
-import collections
 import os
 import random
 
-from runner import schema
+from runfolder.schema import Cell, block_of  # noqa: F401 (the matrix's cells and blocks)
 
 # the threads of a sweep that --quick keeps (its params: the workload's quick_params)
 QUICK_THREADS = (1, 2)
-
-
-class Cell(collections.namedtuple("Cell", schema.KEY + ("threaded",))):
-    """A point of the matrix; threaded: the workload starts threads."""
-    __slots__ = ()
-
-    def key(self):
-        return tuple(self[:len(schema.KEY)])
-
-    def fields(self):
-        """The key as the CSV files write it."""
-        return schema.key_fields(self.key())
 
 
 def choose_sizes(w, sizes, quick):
@@ -89,12 +76,6 @@ def cells(compilers, order, rows_of, workloads, listing, sizes, threads, default
                         for prm in choose_params(w, param, quick):
                             out.append(Cell(c, s, n, size, t, prm, bool(w["threaded"])))
     return out
-
-
-def block_of(cell):
-    """The block of a cell: the cells one line of a table compares, every
-    strategy and compiler at one workload, size, thread count and param."""
-    return (cell.workload, cell.size, cell.threads, cell.param)
 
 
 def blocked_shuffle(cells, rng):

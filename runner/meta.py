@@ -12,7 +12,8 @@ import socket
 import subprocess
 import sys
 
-from runner import catalog, cell_process, cell_protocol, config, environment, runlock
+from runner import cell_process, cell_protocol, config, environment
+from runfolder import catalog, runlock
 
 ROOT = catalog.ROOT
 
@@ -138,6 +139,19 @@ def _hardware_counters(ok):
     return hw or "unknown: no cell finished"
 
 
+def command_line():
+    """The command that started the run, as typed in the top folder: a program
+    started as a module (python3 -m runner.allocmark) is named by its module, not
+    by the path of its file on this machine."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is None:
+        words = sys.argv
+    else:
+        module = spec.name[:-len(".__main__")] if spec.name.endswith(".__main__") else spec.name
+        words = ["python3", "-m", module] + sys.argv[1:]
+    return " ".join(shlex.quote(a) for a in words)
+
+
 def make_meta(cfg, static, measurements, started, state, pinning_note, revisits=None, cpu_times=None):
     """meta.json as a dict. revisits: what the run's revisits did (run.Visits.note);
     cpu_times: environment.cpu_times() as the run began, for the host's steal."""
@@ -148,7 +162,7 @@ def make_meta(cfg, static, measurements, started, state, pinning_note, revisits=
     meta.update(static)
     meta.update({
         "seed": cfg.seed,
-        "command_line": " ".join(shlex.quote(a) for a in sys.argv),
+        "command_line": command_line(),
         "strategies": list(cfg.order),
         "workloads": list(cfg.workloads),
         "workload_facts": cell_protocol.workload_facts(cfg.listing[cfg.compilers[0]], cfg.workloads),

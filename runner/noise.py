@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """noise.py: where a run's spread is, and what visits and samples buy: from
 a run's samples.csv (visits of several samples each) and meta.json ("time"),
 the spread inside a process, between the processes of a cell, and between
@@ -10,16 +9,12 @@ the width a ratio's interval would have for the same time. It measures
 nothing; docs/bench.md (visits and samples) tells how its figures chose the
 defaults.
 
-  python3 runner/noise.py RUN"""
+  python3 -m runner.noise RUN"""
 import math
-import os
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from runner import rundir, stats  # noqa: E402
-from runner.errors import RunError  # noqa: E402
+from runfolder import rundir, stats
+from runfolder.errors import RunError
 
 
 def sd(xs):

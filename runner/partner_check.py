@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """partner_check.py: does the partner change what it stands beside, and does
 its own time depend on the executable it is in? For each row named, ROUNDS
 rounds; a round runs every row's cell twice, once beside its partner and once
@@ -9,19 +8,17 @@ row's executable over its time in the first row's: each the median of the
 rounds' log ratios with the sign test's interval, the process the unit.
 It measures; run it alone on the machine (docs/measurements.md has its figures).
 
-  python3 runner/partner_check.py --rows system,monotonic,pool --workload list_dupe --size 1810"""
+  python3 -m runner.partner_check --rows system,monotonic,pool --workload list_dupe --size 1810"""
 import argparse
 import math
 import os
 import random
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from runner import catalog, cell_protocol, pinning, stats  # noqa: E402
-from runner.cli import positive_number, whole_number  # noqa: E402
-from runner.errors import UsageError  # noqa: E402
+from runner import cell_protocol, pinning
+from runfolder import catalog, stats
+from runner.cli import positive_number, whole_number
+from runfolder.errors import UsageError
 
 
 def per_op(ns, reps, ops_per_rep):

@@ -5,8 +5,8 @@ a line for each failed cell either way. It only prints."""
 import sys
 import time
 
-from runner import tables
-from runner.schema import fmt
+from runfolder import tables
+from runfolder.schema import MEDIAN, fmt
 
 
 def clock(s):
@@ -86,7 +86,7 @@ class Progress:
 
     def after(self, m, seconds, rnd=0):
         if m.status == "ok":
-            what = f"{tables.format_time(m.summary['median_ns_per_op'])}/op"
+            what = f"{tables.format_time(m.summary[MEDIAN])}/op"
         elif m.status == "skipped":
             what = f"skipped: {m.reason}"
         else:

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """regenerate.py: rewrites the derived files of a run folder, summary.csv,
 ratios.csv, groups.csv, tables.txt, tables.md and matrix.csv (and
 compilers.* for a run of several compilers), from its samples.csv, with what samples cannot hold taken from
@@ -10,57 +9,16 @@ that made it is unchanged; after a change to the statistics it is how old
 runs get the new figures. --margin M judges the marks with another margin
 and records it in meta.json ("statistics"). It measures nothing.
 
-  python3 runner/regenerate.py RUN [--margin M]   (or: runner/allocmark.py --regenerate RUN)"""
+  python3 -m runner.regenerate RUN [--margin M]   (or: python3 -m runner.allocmark --regenerate RUN)"""
 import argparse
 import json
 import os
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-from runner import aggregate, cell_protocol, crosscc, matrix, outputs, rundir, schema  # noqa: E402
-from runner.errors import RunError, UsageError  # noqa: E402
-
-COUNTED = ("bytes_requested", "bytes_peak", "reserved_peak", "allocs", "frees")
-
-
-def _whole(v):
-    return int(v) if v is not None and v == int(v) else v
-
-
-def measurement(entry, samples, metrics):
-    """A summary entry back into a Measurement, its samples from samples.csv."""
-    m = aggregate.Measurement(matrix.Cell(*schema.key_of(entry), threaded=None))
-    m.status, m.reason = entry["status"], entry["reason"]
-    if m.status != "ok":
-        return m
-    if not samples:
-        raise RunError(f"summary.csv has cell {' '.join(m.fields())} ok, but samples.csv has no sample of it")
-    try:
-        m.result = cell_protocol.Answer.from_csv(entry, samples, metrics)
-    except ValueError as e:
-        raise RunError(f"samples.csv: cell {' '.join(m.fields())} has {e}")
-    m.stats = {k: _whole(entry[k]) for k in COUNTED if entry[k] is not None}
-    return m
-
-
-def measurements_of(run):
-    metrics = {}
-    for e in run.metrics:
-        metrics.setdefault(schema.key_of(e), {})[e["metric"]] = _whole(e["value"])
-    return [measurement(e, run.samples_of.get(schema.key_of(e)), metrics.get(schema.key_of(e), {}))
-            for e in run.summary]
-
-
-def fastest_groups_of(run):
-    """{point: aggregate.Group} of a run folder read by rundir, from its samples:
-    what the tables mark, for readers of a finished run (the report, the README's tables)."""
-    settings = aggregate.Settings.from_meta(run.meta)
-    done = measurements_of(run)
-    aggregate.finalize(done, settings)
-    return aggregate.fastest_groups(done, settings)
-
+from runner import crosscc
+from runner.cli import margin_arg
+from runfolder import aggregate, cells, outputs, rundir, schema
+from runfolder.errors import RunError, UsageError
 
 def check_every_cell_listed(run):
     """Raises RunError when samples.csv has cells summary.csv lacks (a summary
@@ -78,9 +36,8 @@ def counts_of(folder):
     """{cell key: counts.csv entry} of make count in the folder, or None."""
     if not os.path.exists(os.path.join(folder, "counts.csv")):
         return None
-    from runner import counts  # counts.py regenerates a timed folder it adds its counts to
     try:
-        _, entries = counts.read(folder)
+        _, entries = rundir.read_counts(folder)
     except UsageError as e:
         print(f"regenerate: the counts left out of the tables: {e}", file=sys.stderr)
         return None
@@ -102,7 +59,7 @@ def regenerate(folder, margin=None):
         settings = aggregate.Settings(margin=margin, unstable_width=settings.unstable_width)
         meta["statistics"] = dict(meta.get("statistics") or {}, **settings.as_meta())
         outputs.write_atomic(run.file("meta.json"), json.dumps(meta, indent=2) + "\n")
-    done = measurements_of(run)
+    done = cells.measurements_of(run)
     order = list(meta.get("strategies") or [])
     order += [s for s in dict.fromkeys(m.cell.strategy for m in done) if s not in order]
     aggregate.finalize(done, settings)
@@ -116,24 +73,29 @@ def regenerate(folder, margin=None):
 
 
 def main(argv=None):
-    from runner.cli import margin_arg
-    ap = argparse.ArgumentParser(prog="regenerate.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m runner.regenerate", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", help="run folder (results/<run-id>)")
     ap.add_argument("--margin", type=margin_arg, help="the margin of a marked difference: 0.02 or 2%%")
     try:
         args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     except SystemExit as e:
         return e.code
+    return rewrite(args.run, args.margin)
+
+
+def rewrite(folder, margin=None):
+    """regenerate, said on the terminal; returns the exit status: 0, 2 (not
+    a run folder it can regenerate) or 4 (the files could not be written)."""
     try:
-        regenerate(args.run, args.margin)
+        regenerate(folder, margin)
     except RunError as e:
         print(f"regenerate: {e}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"regenerate: cannot write into {args.run}: {e.strerror or e}", file=sys.stderr)
+        print(f"regenerate: cannot write into {folder}: {e.strerror or e}", file=sys.stderr)
         return 4
     print(f"regenerate: rewrote summary.csv, ratios.csv, groups.csv, tables.txt, tables.md and matrix.csv "
-          f"in {args.run}")
+          f"in {folder}")
     return 0
 
 

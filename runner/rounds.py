@@ -6,7 +6,8 @@ The processes are started by cell_process.py, their command lines and
 answers are cell_protocol.py's."""
 import os
 
-from runner import aggregate, catalog, cell_protocol, config, memlimit, stats
+from runner import cell_protocol, config, memlimit
+from runfolder import aggregate, answer, catalog, stats
 from runner.cell_protocol import check_answer
 
 
@@ -108,7 +109,7 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
                 note = "stats run: " + swhy
             else:
                 counted = sout.get("stats", {})
-    m.result, m.stats, m.reason = cell_protocol.Answer.from_json(out), counted, note
+    m.result, m.stats, m.reason = answer.Answer.from_json(out), counted, note
     m.summary = aggregate.summarize(m, cfg.settings)
     m.status = "ok"
 

@@ -10,10 +10,10 @@ import sys
 import tempfile
 import time
 
-from runner import (aggregate, config, counting_tables, crosscc, environment, matrix, meta, outputs, pinning, rounds,
-                    runlock)
+from runfolder import aggregate, outputs, runlock
+from runfolder.errors import EXIT_ALL_FAILED, EXIT_INTERRUPTED, EXIT_NOT_WRITTEN, RunError, UsageError
+from runner import config, counting_tables, crosscc, environment, matrix, meta, pinning, rounds
 from runner.cell_process import Launcher
-from runner.errors import (EXIT_ALL_FAILED, EXIT_INTERRUPTED, EXIT_NOT_WRITTEN, RunError, UsageError)
 from runner.progress import Progress, clock
 
 WRITE_EVERY_S = 10.0

@@ -27,7 +27,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from runner import catalog  # noqa: E402  (the one reader of allocators/strategies.txt)
+from runfolder import catalog  # noqa: E402  (the one reader of allocators/strategies.txt)
 
 
 # what one test binary did: counts of its PASS, FAIL and SKIP lines, the lines

@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import run_all  # noqa: E402
-from runner import catalog  # noqa: E402  (run_all put the repository on the path)
+from runfolder import catalog  # noqa: E402  (run_all put the repository on the path)
 
 SAN_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 SAN_LDFLAGS = "-fsanitize=address,undefined"

@@ -96,8 +96,8 @@ def make(folder, strategies, workloads, sizes, compilers, extras=False):
         "compilers": [{"name": c, "command": c, "version": f"{c} version 12.2.0",
                        "flags": "-O2"} for c in compilers],
         "malloc": {"glibc": "2.36", "jemalloc": "5.3.0"}, "git": "abc1234", "seed": 42,
-        "command_line": "runner/allocmark.py --quick", "samples": 9, "baseline_samples": 27, "rounds": 3, "min_ms": 10,
-        "baseline": strategies[0], "quick": True, "timer_resolution_ns": 1,
+        "command_line": "python3 -m runner.allocmark --quick", "samples": 9, "baseline_samples": 27, "rounds": 3,
+        "min_ms": 10, "baseline": strategies[0], "quick": True, "timer_resolution_ns": 1,
         "hardware_counters": "not available (perf_event_paranoid=3)",
     }
     with open(os.path.join(folder, "meta.json"), "w") as f:

@@ -7,7 +7,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from runner import schema, stats  # noqa: E402
+from runfolder import schema, stats  # noqa: E402
 
 
 def write_run(path, cells, compilers, run_id=None, host="box", seed=1, opt="-O2", baseline=None, meta=None,

@@ -1,5 +1,5 @@
 """The rows come from allocators/strategies.txt, read by one Python module
-(runner/catalog.py) with one set of rules: comments and blank lines skipped,
+(runfolder/catalog.py) with one set of rules: comments and blank lines skipped,
 a row needs four fields. A built executable of a row the file does not list
 is not measured (a stale binary of a removed or renamed row); a listed row
 that is not built is said in one line and is an error only when asked for
@@ -45,10 +45,10 @@ class OneReader(unittest.TestCase):
             lines = names_strategies_txt(p)
             if lines:
                 found[os.path.relpath(p, ROOT)] = lines
-        self.assertEqual(sorted(found), [os.path.join("runner", "catalog.py")], found)
+        self.assertEqual(sorted(found), [os.path.join("runfolder", "catalog.py")], found)
 
     def test_the_rules(self):
-        from runner import catalog
+        from runfolder import catalog
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "rows.txt")
             with open(path, "w") as f:
@@ -69,7 +69,7 @@ class OneReader(unittest.TestCase):
 
     def test_the_report_lists_rows_in_file_order(self):
         from report import results
-        from runner import catalog
+        from runfolder import catalog
         self.assertEqual(results._strategy_order(), catalog.row_names())
 
 
@@ -94,8 +94,8 @@ class BuiltRows(unittest.TestCase):
 
     @classmethod
     def run_on(cls, args):
-        return subprocess.run([sys.executable, tr.RUNNER, "--build-root", cls.root, "--compilers", "cc"] + args,
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run([*tr.RUNNER, "--build-root", cls.root, "--compilers", "cc"] + args,
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
 
     @classmethod
     def tearDownClass(cls):
@@ -130,15 +130,15 @@ class Suites(unittest.TestCase):
               {"name": "b_drop", "suite": "dimensions"}]
 
     def test_a_suite_is_its_workloads_in_list_order(self):
-        from runner import catalog
+        from runfolder import catalog
         self.assertEqual(catalog.suite_workloads(self.LISTED, "default"), ["a", "b"])
         # a drop variant brings the workload it is read against
         self.assertEqual(catalog.suite_workloads(self.LISTED, "dimensions"), ["b", "c", "b_drop"])
         self.assertEqual(catalog.suite_workloads(self.LISTED, "all"), ["a", "b", "c", "b_drop"])
 
     def test_an_unknown_suite_names_the_suites(self):
-        from runner import catalog
-        from runner.errors import UsageError
+        from runfolder import catalog
+        from runfolder.errors import UsageError
         with self.assertRaisesRegex(UsageError, "unknown suite 'dims'; valid: all, default, dimensions"):
             catalog.suite_workloads(self.LISTED, "dims")
 

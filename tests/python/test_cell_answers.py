@@ -14,8 +14,9 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_runner import BUILD, COMPILER, RUNNER, ensure_cells, read_csv  # noqa: E402
-from runner import catalog, cell_protocol  # noqa: E402
+from test_runner import BUILD, COMPILER, ROOT, RUNNER, ensure_cells, read_csv  # noqa: E402
+from runner import cell_protocol  # noqa: E402
+from runfolder import catalog  # noqa: E402
 
 # runs the real cell and puts AM_SPOIL_SAMPLE's text first in samples_ns
 # ("<cut>": the line cut in half, so that it is no longer JSON)
@@ -95,11 +96,11 @@ class SpoiledAnswers(unittest.TestCase):
         env = dict(os.environ, AM_SPOIL_SAMPLE=spoil)
         for k in ("AM_TEST_CRASH", "AM_TEST_HANG", "AM_TEST_BADSUM"):
             env.pop(k, None)
-        p = subprocess.run([sys.executable, RUNNER, "--compilers", COMPILER, "--build-root", self.root,
+        p = subprocess.run([*RUNNER, "--compilers", COMPILER, "--build-root", self.root,
                             "--allocators", "system,minimal", "--baseline", "system", "--workloads",
                             "thrash_pool", "--sizes", "10", "--samples", "3", "--min-ms", "1", "--seed", "7",
                             "--revisits", "0", "--cpu", "none", "--no-control", "--no-stats-tables",
-                            "--out", out], capture_output=True, text=True, env=env, timeout=120)
+                            "--out", out], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
         return p, out
 
     def test_a_run_keeps_the_other_cells_and_fails_the_spoiled_one(self):

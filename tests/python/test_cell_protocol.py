@@ -12,7 +12,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, ensure_cells  # noqa: E402
-from runner import aggregate, catalog, cell_protocol, matrix, outputs, regenerate, rundir  # noqa: E402
+from runner import cell_protocol, matrix  # noqa: E402
+from runfolder import aggregate, answer, catalog, cells, outputs, rundir  # noqa: E402
 
 
 class Command(unittest.TestCase):
@@ -47,13 +48,13 @@ class AnswerBothWays(unittest.TestCase):
             with self.subTest(extra=extra), tempfile.TemporaryDirectory() as tmp:
                 out = self.answer("system", *extra)
                 m = aggregate.Measurement(matrix.Cell("gcc", "system", "thrash_pool", 10, 1, 0.0, False))
-                m.status, m.stats, m.result = "ok", {}, cell_protocol.Answer.from_json(out)
+                m.status, m.stats, m.result = "ok", {}, answer.Answer.from_json(out)
                 m.result.join(self.answer("system", "--reps", str(out["reps"]), *(
                     ("--partner-reps", str(out["partner_reps"])) if "partner_reps" in out else ())), 1)
                 m.summary = aggregate.summarize(m)
                 outputs.write_data(tmp, [m], {"state": "finished"})
                 outputs.write_derived(tmp, [m], aggregate.Ratios("minimal"), ("system",), "x", 1)
-                back = regenerate.measurements_of(rundir.load(tmp))[0].result
+                back = cells.measurements_of(rundir.load(tmp))[0].result
                 live = dataclasses.asdict(m.result)
                 for field in ("expect", "hw_counters", "timer_resolution_ns"):  # not in the CSV files
                     live.pop(field)

@@ -10,7 +10,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-COMPARE = os.path.join(ROOT, "runner", "compare.py")
+COMPARE = [sys.executable, "-m", "runner.compare"]
 sys.path.insert(0, HERE)
 import synthetic_runs as syn  # noqa: E402
 
@@ -31,7 +31,7 @@ RUN_B = {
 
 
 def compare(args):
-    return subprocess.run([sys.executable, COMPARE] + args, capture_output=True, text=True, timeout=60)
+    return subprocess.run(COMPARE + args, cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 
 class TwoRuns(unittest.TestCase):

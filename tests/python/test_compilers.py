@@ -14,7 +14,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
-from runner import compilers, crosscc, rundir  # noqa: E402
+from runner import compilers, crosscc  # noqa: E402
+from runfolder import rundir  # noqa: E402
 import synthetic_runs as syn  # noqa: E402
 
 
@@ -76,8 +77,8 @@ class Detection(unittest.TestCase):
                 f.write("#!/bin/sh\necho 'broken-cc: internal error' >&2\nexit 1\n")
             os.chmod(fake, os.stat(fake).st_mode | stat.S_IEXEC)
             env = dict(os.environ, PATH=tmp + os.pathsep + os.environ.get("PATH", ""), AM_NO_INSTALL="1")
-            p = subprocess.run([sys.executable, os.path.join(ROOT, "runner", "compilers.py"), "broken-cc"],
-                               capture_output=True, text=True, env=env)
+            p = subprocess.run([sys.executable, "-m", "runner.compilers", "broken-cc"],
+                               cwd=ROOT, capture_output=True, text=True, env=env)
         self.assertEqual(p.returncode, 2)
         self.assertIn("broken-cc", p.stderr)
         self.assertIn("internal error", p.stderr)
@@ -199,11 +200,11 @@ class TwoCompilerRun(unittest.TestCase):
             for name in ("cc-one", "cc-two"):
                 os.symlink(test_runner.BUILD, os.path.join(root, name))
             out = os.path.join(tmp, "run")
-            p = subprocess.run([sys.executable, os.path.join(ROOT, "runner", "allocmark.py"),
+            p = subprocess.run([sys.executable, "-m", "runner.allocmark",
                                 "--compilers", "cc-two,cc-one", "--build-root", root, "--allocators", "system",
                                 "--workloads", "thrash_pool", "--sizes", "10", "--samples", "3", "--revisits", "0",
                                 "--min-ms", "1", "--seed", "3", "--out", out],
-                               capture_output=True, text=True, timeout=120)
+                               cwd=ROOT, capture_output=True, text=True, timeout=120)
             self.assertEqual(p.returncode, 0, p.stderr)
             header, rows = syn.read_csv(os.path.join(out, "compilers.csv"))
             self.assertEqual(header, crosscc.CSV_COLS)

@@ -16,7 +16,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_runner import ROOT, ensure_cells  # noqa: E402
 
-RUNNER = os.path.join(ROOT, "runner", "allocmark.py")
+RUNNER = [sys.executable, "-m", "runner.allocmark"]
 # six cells to count (two rows, three workloads at QUICK=1's size), two at a time
 SMALL = ["--count", "--allocators", "monotonic,minimal", "--workloads", "alloc_pair,list_dupe,map_erase",
          "--quick", "--no-control"]
@@ -64,7 +64,7 @@ class CountFolder(unittest.TestCase):
 
     def test_ctrl_c_stops_the_count_at_once(self):
         env = stand_in_valgrind(os.path.join(self.tmp.name, "bin"), self.log, 20)
-        p = subprocess.Popen([sys.executable, RUNNER] + SMALL + ["--out", self.out], env=env,
+        p = subprocess.Popen(RUNNER + SMALL + ["--out", self.out], cwd=ROOT, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             deadline = time.time() + 60
@@ -97,7 +97,7 @@ class CountFolder(unittest.TestCase):
             json.dump(me, f)
         with open(os.path.join(self.out, "meta.json"), "w") as f:
             json.dump({"state": "running", "runner": me}, f)
-        p = subprocess.run([sys.executable, RUNNER] + SMALL + ["--out", self.out], env=env, capture_output=True,
+        p = subprocess.run(RUNNER + SMALL + ["--out", self.out], cwd=ROOT, env=env, capture_output=True,
                            text=True, timeout=300)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("is being written by another run", p.stderr)

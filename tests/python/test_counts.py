@@ -28,7 +28,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_runner import BUILD, COMPILER, ROOT, ensure_cells, run  # noqa: E402
-from runner import compare, count_tables, counts, gate, plain_copies, schema  # noqa: E402
+from runner import compare, counts, plain_copies  # noqa: E402
+from runfolder import count_tables, gate, rundir, schema  # noqa: E402
 
 REFERENCE = os.path.join(ROOT, "docs", "reference-counts")
 HAS_VALGRIND = bool(shutil.which("valgrind"))
@@ -403,7 +404,7 @@ class Figures(unittest.TestCase):
         meta = {"baseline": "base", "reps": 4, "seed": 1}
         with tempfile.TemporaryDirectory() as tmp:
             counts.write(tmp, entries, meta)
-            _, read_back = counts.read(tmp)
+            _, read_back = rundir.read_counts(tmp)
             with open(os.path.join(tmp, "counts.txt")) as f:
                 self.assertEqual(f.read(), count_tables.text(read_back, "base", meta))
 

@@ -21,7 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, COMPILER, ensure_cells  # noqa: E402
 from test_regenerate import assert_regenerates  # noqa: E402
-from runner import allocmark, errors, meta, outputs, run, schema  # noqa: E402
+from runner import allocmark, meta, run  # noqa: E402
+from runfolder import errors, outputs, schema  # noqa: E402
 
 HOOKS = ("AM_TEST_CRASH", "AM_TEST_HANG", "AM_TEST_BADSUM", "AM_TEST_GARBAGE")
 # two rows at two sizes: four cells, each a visit and a -stats run
@@ -32,7 +33,7 @@ CELLS = 4
 
 
 class Disk:
-    """Stands in for open() in runner/outputs.py: the writes into the run
+    """Stands in for open() in runfolder/outputs.py: the writes into the run
     folder are counted, and from the write numbered `at` on (only that one
     when `once`) a write puts down part of its text and raises `error`."""
 

@@ -39,7 +39,7 @@ def runner(*args, external=None):
     env.pop("AM_EXTERNAL", None)
     if external is not None:
         env["AM_EXTERNAL"] = external
-    return subprocess.run([sys.executable, RUNNER, *args], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run([*RUNNER, *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
 
 
 class BadInput(unittest.TestCase):

@@ -16,8 +16,9 @@ except ImportError:  # Windows
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_runner import BUILD, RUNNER, TINY, ensure_cells, read_csv, run  # noqa: E402
-from runner import catalog, memlimit  # noqa: E402
+from test_runner import BUILD, ROOT, RUNNER, TINY, ensure_cells, read_csv, run  # noqa: E402
+from runner import memlimit  # noqa: E402
+from runfolder import catalog  # noqa: E402
 
 
 class FailingCells(unittest.TestCase):
@@ -194,10 +195,10 @@ class MemLimit(unittest.TestCase):
             with open(os.path.join(fake, "flags.txt"), "w") as f:
                 f.write("clang -std=c11 -O2 -fsanitize=address,undefined | -fsanitize=address\n")
             out = os.path.join(tmp, "run")
-            cmd = [sys.executable, RUNNER, "--compilers", "cc-asan", "--build-root", os.path.dirname(fake)]
+            cmd = [*RUNNER, "--compilers", "cc-asan", "--build-root", os.path.dirname(fake)]
             p = subprocess.run(cmd + TINY + ["--allocators", "system", "--baseline", "system", "--sizes", "10",
                                              "--mem-limit", "64M", "--cpu", "none", "--no-stats-tables",
-                                             "--out", out], capture_output=True, text=True, timeout=120)
+                                             "--out", out], cwd=ROOT, capture_output=True, text=True, timeout=120)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
             self.assertIn("no memory limit for cc-asan", p.stdout)
             with open(os.path.join(out, "meta.json")) as f:

@@ -1,4 +1,4 @@
-"""The fastest group (runner/aggregate.py fastest_groups): the fastest strategy
+"""The fastest group (runfolder/aggregate.py fastest_groups): the fastest strategy
 of a block by median and every strategy whose paired ratio to it is not
 marked as a difference, on made-up run folders (synthetic_runs.py) read back
 as --regenerate and the report read them; and the tables mark it."""
@@ -10,15 +10,16 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from synthetic_runs import spread, write_run  # noqa: E402
-from runner import regenerate, rundir  # noqa: E402
+from runner import regenerate  # noqa: E402
+from runfolder import cells, rundir  # noqa: E402
 
 POINT = ("gcc", "list_dupe", 10, 1, 0.0)
 
 
-def groups_of(cells):
+def groups_of(points):
     with tempfile.TemporaryDirectory() as tmp:
-        folder = write_run(os.path.join(tmp, "run"), cells, ["gcc"], baseline="system")
-        return regenerate.fastest_groups_of(rundir.load_strict(folder))
+        folder = write_run(os.path.join(tmp, "run"), points, ["gcc"], baseline="system")
+        return cells.fastest_groups_of(rundir.load_strict(folder))
 
 
 class FastestGroup(unittest.TestCase):

@@ -93,7 +93,7 @@ class Gate(unittest.TestCase):
 
     def test_the_noise_is_read_from_the_control_not_from_the_changes_judged(self):
         sys.path.insert(0, os.path.join(HERE, "..", ".."))
-        from runner import gate, stats
+        from runfolder import gate, stats
 
         def change(strategy, threads, log_change, se):
             e, half = math.exp(log_change), 1.96 * se
@@ -197,7 +197,7 @@ class GateNoise(unittest.TestCase):
 def change(strategy, workload, z, se=0.03, reach=None):
     """A one-thread change of a cell whose log moved by z standard errors se;
     reach: its interval's ends as logs (else 1.96 se either side)."""
-    from runner import gate, stats
+    from runfolder import gate, stats
     est = z * se
     low, high = reach or (est - 1.96 * se, est + 1.96 * se)
     iv = stats.Interval(math.exp(est), math.exp(low), math.exp(high), 8, True)
@@ -213,7 +213,7 @@ class GateTouchedCells(unittest.TestCase):
         """The workloads of the cells that moved, among the cells given and
         six of the same row that did not change (so that it does not move
         as a whole)."""
-        from runner import gate
+        from runfolder import gate
         found = list(found) + [change(c.key[1], f"still{i}", 0.0) for c in found[:1] for i in range(6)]
         gate.judge(found, 0.02)
         return {c.key[2] for c in found if c.moved}

@@ -145,8 +145,8 @@ class GateFailsClosed(unittest.TestCase):
             self.assertIn("samples.csv: line", p.stderr)
             self.assertIn("not above zero", p.stderr)
             self.assertNotIn("Traceback", p.stderr)
-            p = subprocess.run([sys.executable, os.path.join(ROOT, "runner", "allocmark.py"), "--regenerate",
-                                self.b], capture_output=True, text=True, timeout=120)
+            p = subprocess.run([sys.executable, "-m", "runner.allocmark", "--regenerate", self.b], cwd=ROOT,
+                               capture_output=True, text=True, timeout=120)
             self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
             self.assertNotIn("Traceback", p.stderr)
 

@@ -13,7 +13,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-HF = os.path.join(ROOT, "runner", "hyperfine.py")
+HF = [sys.executable, "-m", "runner.hyperfine"]
 sys.path.insert(0, HERE)
 import test_runner  # noqa: E402
 
@@ -56,10 +56,10 @@ class FakeHyperfine(unittest.TestCase):
         cls.log = os.path.join(cls.tmp.name, "log")
         cls.run_dir = os.path.join(cls.tmp.name, "results", "r1")
         os.makedirs(cls.run_dir)
-        cls.p = subprocess.run([sys.executable, HF, "--compilers", "cc-one,cc-two", "--build-root", root,
+        cls.p = subprocess.run([*HF, "--compilers", "cc-one,cc-two", "--build-root", root,
                                 "--run", cls.run_dir, "--allocators", "system,minimal", "--workload", "thrash_pool", "--size", "10",
                                 "--reps", "7", "--runs", "12", "--hyperfine", cls.fake],
-                               capture_output=True, text=True, timeout=120,
+                               cwd=ROOT, capture_output=True, text=True, timeout=120,
                                env=dict(os.environ, FAKE_HF_LOG=cls.log))
         with open(cls.log) as f:
             cls.calls = [json.loads(line) for line in f]
@@ -104,17 +104,18 @@ class FakeHyperfine(unittest.TestCase):
             self.assertIn("MiB |", md)
 
     def test_unknown_workload_is_refused(self):
-        p = subprocess.run([sys.executable, HF, "--compilers", "cc-one", "--build-root",
+        p = subprocess.run([*HF, "--compilers", "cc-one", "--build-root",
                             os.path.join(self.tmp.name, "build"), "--run", self.run_dir,
                             "--workload", "nosuch", "--hyperfine", self.fake],
-                           capture_output=True, text=True, timeout=60, env=dict(os.environ, FAKE_HF_LOG=self.log))
+                           cwd=ROOT, capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, FAKE_HF_LOG=self.log))
         self.assertEqual(p.returncode, 2)
         self.assertIn("nosuch", p.stderr)
         self.assertIn("thrash_pool", p.stderr)
 
     def test_missing_hyperfine_is_skipped(self):
-        p = subprocess.run([sys.executable, HF, "--compilers", "cc-one", "--hyperfine", "no-such-hyperfine-9"],
-                           capture_output=True, text=True, timeout=60)
+        p = subprocess.run([*HF, "--compilers", "cc-one", "--hyperfine", "no-such-hyperfine-9"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0)
         self.assertIn("skipping make hyperfine", p.stdout)
 

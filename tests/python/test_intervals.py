@@ -19,7 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import synthetic_runs  # noqa: E402
-from runner import regenerate, schema  # noqa: E402
+from runner import regenerate  # noqa: E402
+from runfolder import schema  # noqa: E402
 
 BLOCKS = 500
 VISITS = 8

@@ -102,7 +102,8 @@ class Bench(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             shim = os.path.join(tmp, "python")
             with open(shim, "w") as f:
-                f.write(f"#!/bin/sh\ncase $1 in runner/allocmark.py) export GIT_OPTIONAL_LOCKS=0; trap '' XFSZ; ulimit -f 1;; esac\n"
+                f.write("#!/bin/sh\ncase \"$1 $2\" in '-m runner.allocmark')\n"
+                        "  export GIT_OPTIONAL_LOCKS=0; trap '' XFSZ; ulimit -f 1;;\nesac\n"
                         f"exec '{sys.executable}' \"$@\"\n")
             os.chmod(shim, 0o755)
             out = os.path.join(tmp, "run")
@@ -116,7 +117,7 @@ class Bench(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             shim = os.path.join(tmp, "python")
             with open(shim, "w") as f:
-                f.write(f"#!/bin/sh\ncase $1 in report/report.py) trap '' XFSZ; ulimit -f 1;; esac\n"
+                f.write(f"#!/bin/sh\ncase \"$1 $2\" in '-m report.report') trap '' XFSZ; ulimit -f 1;; esac\n"
                         f"exec '{sys.executable}' \"$@\"\n")
             os.chmod(shim, 0o755)
             out = os.path.join(tmp, "run")

@@ -20,10 +20,10 @@ INJECTED = "echo INJECTED"
 RECORDER = """#!{python}
 import json, os, sys
 args = sys.argv[1:]
-if args and args[0].endswith(".py") and not args[0].startswith("-"):
+if args[:1] == ["-m"] and len(args) > 1:  # a program of the suite: its module, then its arguments
     with open(os.environ["AM_ARGS_LOG"], "a") as f:
-        f.write(json.dumps(args) + "\\n")
-    if args[0] == "runner/allocmark.py" and "--list" not in args and "--quick" not in args:
+        f.write(json.dumps(args[1:]) + "\\n")
+    if args[1] == "runner.allocmark" and "--list" not in args and "--quick" not in args:
         sys.exit(99)  # never a full run
 os.execv(sys.executable, [sys.executable] + args)
 """
@@ -72,7 +72,7 @@ class MakeValues(unittest.TestCase):
         p, ran = self.make(["bench", "QUICK=1", "ALLOCATORS=system;" + INJECTED, "WORKLOADS=list_dupe",
                             "OUT=" + out])
         self.assert_nothing_injected(p)
-        args = self.program(ran, "runner/allocmark.py")
+        args = self.program(ran, "runner.allocmark")
         self.assertEqual(args[args.index("--allocators") + 1], "system;" + INJECTED)
         self.assertEqual(args[args.index("--workloads") + 1], "list_dupe")
         self.assertEqual(args[args.index("--out") + 1], out)
@@ -88,8 +88,8 @@ class MakeValues(unittest.TestCase):
                             "OUT=" + self.spaced])
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertTrue(os.path.isfile(os.path.join(self.spaced, "summary.csv")))
-        self.assertEqual(self.program(ran, "report/report.py")[1:], [self.spaced])
-        args = self.program(ran, "runner/allocmark.py")
+        self.assertEqual(self.program(ran, "report.report")[1:], [self.spaced])
+        args = self.program(ran, "runner.allocmark")
         self.assertEqual(args[-3:], ["--min-ms", "0.2", "--no-stats-tables"])  # BENCH_FLAGS: words
 
     def test_compare_values_reach_compare_whole(self):
@@ -100,7 +100,7 @@ class MakeValues(unittest.TestCase):
         self.assertIn(a + ";" + INJECTED, p.stderr)
         p, ran = self.make(["compare", "BASE=" + a, "RUNS=" + b, "MARGIN=2%", "OUT=" + self.spaced + "-cmp"])
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertEqual(self.program(ran, "runner/compare.py")[1:],
+        self.assertEqual(self.program(ran, "runner.compare")[1:],
                          ["--base", a, b, "--margin", "2%", "--out", self.spaced + "-cmp"])
         self.assertTrue(os.path.isfile(os.path.join(self.spaced + "-cmp", "compare.txt")))
 
@@ -108,7 +108,7 @@ class MakeValues(unittest.TestCase):
         for goal in ("report", "plots"):
             p, ran = self.make([goal, "RUN=" + self.spaced + ";" + INJECTED])
             self.assert_nothing_injected(p)
-            self.assertEqual(self.program(ran, f"report/{goal}.py")[1:], [self.spaced + ";" + INJECTED])
+            self.assertEqual(self.program(ran, f"report.{goal}")[1:], [self.spaced + ";" + INJECTED])
 
     def test_hyperfine_values_stay_whole(self):
         # hyperfine itself may be missing (then make hyperfine says so and stops): what make
@@ -121,7 +121,7 @@ class MakeValues(unittest.TestCase):
         lex = shlex.shlex(p.stdout, posix=True, punctuation_chars=True)
         lex.whitespace_split = True
         words = list(lex)
-        args = words[words.index("runner/hyperfine.py"):]
+        args = words[words.index("runner.hyperfine"):]
         args = args[:args.index(";")]
         self.assertEqual(args[args.index("--run") + 1], self.spaced)
         self.assertEqual(args[args.index("--workload") + 1], "list_dupe;" + INJECTED)
@@ -146,7 +146,7 @@ class MakeNames(unittest.TestCase):
             self.assertEqual(p.returncode, 2, given + ": " + p.stdout + p.stderr)
             self.assertIn(f"{given.split('=')[0]}= is not a variable of this Makefile: did you mean {meant}?",
                           p.stderr)
-            self.assertNotIn("runner/allocmark.py", p.stdout)
+            self.assertNotIn("runner.allocmark", p.stdout)
         p = self.make("bench", "QUICK=1", "CPU=none", "ALLOCATORS=system")  # every one known
         self.assertEqual(p.returncode, 0, p.stderr)
 

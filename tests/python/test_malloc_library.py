@@ -20,7 +20,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_runner import BUILD, ROOT  # noqa: E402
-from runner import catalog  # noqa: E402
+from runfolder import catalog  # noqa: E402
 
 # every malloc a Debian machine can install has its row (tools/need.sh installs
 # them as root: make test, make bench)

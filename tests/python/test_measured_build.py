@@ -19,7 +19,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_runner import BUILD, ROOT  # noqa: E402
 from test_measured_code import build_rows, linked_rows, own_family  # noqa: E402
-from runner import catalog  # noqa: E402
+from runfolder import catalog  # noqa: E402
 
 
 def rows():

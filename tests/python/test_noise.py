@@ -8,7 +8,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
-from runner import aggregate, cell_protocol, matrix, noise, outputs, rundir  # noqa: E402
+from runner import matrix, noise  # noqa: E402
+from runfolder import aggregate, answer, outputs, rundir  # noqa: E402
 
 
 def cell(row, speeds, own):
@@ -22,7 +23,7 @@ def cell(row, speeds, own):
             rounds.append(rnd)
     m = aggregate.Measurement(matrix.Cell("gcc", row, "list_dupe", 10, 1, 0.0, False))
     m.status, m.stats = "ok", {}
-    m.result = cell_protocol.Answer(reps=1000, samples_ns=samples, sample_rounds=rounds, partner="minimal",
+    m.result = answer.Answer(reps=1000, samples_ns=samples, sample_rounds=rounds, partner="minimal",
                                     partner_reps=1000, partner_samples_ns=partner,
                                     minor_faults=[0] * len(samples), major_faults=[0] * len(samples))
     m.summary = aggregate.summarize(m)

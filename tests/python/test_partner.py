@@ -17,7 +17,8 @@ sys.path.insert(0, HERE)
 from test_runner import BUILD, ROOT, ensure_cells  # noqa: E402
 
 sys.path.insert(0, ROOT)
-from runner import aggregate, catalog, cell_protocol, matrix, outputs, tables  # noqa: E402
+from runner import matrix  # noqa: E402
+from runfolder import aggregate, answer, catalog, outputs, tables  # noqa: E402
 
 
 def defined_globals(obj):
@@ -123,7 +124,7 @@ class PartnerCheck(unittest.TestCase):
         ensure_cells("system,monotonic,minimal")
 
     def check(self, *args):
-        return subprocess.run([sys.executable, "runner/partner_check.py", "--build", BUILD, *args], cwd=ROOT,
+        return subprocess.run([sys.executable, "-m", "runner.partner_check", "--build", BUILD, *args], cwd=ROOT,
                               capture_output=True, text=True, timeout=300)
 
     def test_a_short_check_names_each_row(self):
@@ -169,7 +170,7 @@ def paired_cell(row, over_partner):
             rounds.append(rnd)
     m = aggregate.Measurement(matrix.Cell("gcc", row, "list_dupe", 10, 1, 0.0, False))
     m.status = "ok"
-    m.result = cell_protocol.Answer(reps=10, samples_ns=samples, sample_rounds=rounds, partner="minimal",
+    m.result = answer.Answer(reps=10, samples_ns=samples, sample_rounds=rounds, partner="minimal",
                                     partner_reps=10, partner_samples_ns=partner)
     return m
 
@@ -199,7 +200,7 @@ def bent_cell(row, row_ns, partner_ns, rounds=8):
     repetition and its partner (minimal) partner_ns beside it."""
     m = aggregate.Measurement(matrix.Cell("gcc", row, "thrash_pool_sort_list_int", 1010, 1, 0.0, False))
     m.status = "ok"
-    m.result = cell_protocol.Answer(reps=10, samples_ns=[row_ns * 10] * 4 * rounds,
+    m.result = answer.Answer(reps=10, samples_ns=[row_ns * 10] * 4 * rounds,
                                     sample_rounds=[r for r in range(rounds) for _ in range(4)], partner="minimal",
                                     partner_reps=10, partner_samples_ns=[partner_ns * 10] * 4 * rounds)
     return m

@@ -14,8 +14,8 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import fake_results  # noqa: E402
 
-PLOTS = os.path.join(ROOT, "report", "plots.py")
-REPORT = os.path.join(ROOT, "report", "report.py")
+PLOTS = [sys.executable, "-m", "report.plots"]
+REPORT = [sys.executable, "-m", "report.report"]
 SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"></svg>\n'
 
 
@@ -45,13 +45,13 @@ class PlotsKept(unittest.TestCase):
         self.tmp.cleanup()
 
     def test_without_gnuplot_the_plots_drawn_before_are_kept(self):
-        p = subprocess.run([sys.executable, PLOTS, self.folder], capture_output=True, text=True, env=self.env,
+        p = subprocess.run([*PLOTS, self.folder], cwd=ROOT, capture_output=True, text=True, env=self.env,
                            timeout=120)
         with open(self.index) as f:
             self.assertEqual(f.read(), self.before)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("the 2 plots drawn before are kept", p.stderr)
-        p = subprocess.run([sys.executable, REPORT, self.folder], capture_output=True, text=True, env=self.env,
+        p = subprocess.run([*REPORT, self.folder], cwd=ROOT, capture_output=True, text=True, env=self.env,
                            timeout=120)
         with open(self.index) as f:
             self.assertEqual(f.read(), self.before)

@@ -12,7 +12,7 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 from report import dimensions, readme_table  # noqa: E402
-from runner import rundir  # noqa: E402
+from runfolder import rundir  # noqa: E402
 
 RUN = os.path.join(ROOT, readme_table.REFERENCE_RUN)
 DIMS = os.path.join(ROOT, readme_table.DIMENSIONS_RUN)

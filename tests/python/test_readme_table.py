@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # synthetic_runs
 from report import readme_table  # noqa: E402
 
 RUN = os.path.join(ROOT, readme_table.REFERENCE_RUN)
-SCRIPT = os.path.join(ROOT, "report", "readme_table.py")
+SCRIPT = [sys.executable, "-m", "report.readme_table"]
 
 
 def readme():
@@ -26,7 +26,7 @@ def readme():
 class ReadmeTable(unittest.TestCase):
     def test_the_readme_holds_the_table_of_the_reference_run(self):
         self.assertEqual(readme_table.current_block(readme()), readme_table.table(RUN),
-                         "README.md's table is not the reference run's: python3 report/readme_table.py "
+                         "README.md's table is not the reference run's: python3 -m report.readme_table "
                          "--write README.md")
 
     def test_the_readme_holds_the_table_of_the_dimensions_run(self):
@@ -34,7 +34,7 @@ class ReadmeTable(unittest.TestCase):
         block = readme_table.current_block(readme(), readme_table.DIMENSIONS_BEGIN, readme_table.DIMENSIONS_END)
         self.assertEqual(block, readme_table.dimension_table(dims),
                          "README.md's table of the dimensions is not the committed run's: python3 "
-                         "report/readme_table.py --write README.md")
+                         "-m report.readme_table --write README.md")
 
     def test_each_figure_is_a_median_of_the_run_and_the_group_its_groups_csv(self):
         with open(os.path.join(RUN, "summary.csv"), newline="") as f:
@@ -62,10 +62,10 @@ class ReadmeTable(unittest.TestCase):
             self.assertEqual(members[0], fastest[1], (workload, compiler))
 
     def test_the_command_names_no_folder_of_the_machine_that_ran_it(self):
-        self.assertEqual(readme_table.command_text("runner/allocmark.py --out /work/runs/a --virtual"),
-                         "runner/allocmark.py --out <run> --virtual")
-        self.assertEqual(readme_table.command_text("runner/allocmark.py --out=/tmp/r"),
-                         "runner/allocmark.py --out=<run>")
+        self.assertEqual(readme_table.command_text("python3 -m runner.allocmark --out /work/runs/a --virtual"),
+                         "python3 -m runner.allocmark --out <run> --virtual")
+        self.assertEqual(readme_table.command_text("python3 -m runner.allocmark --out=/tmp/r"),
+                         "python3 -m runner.allocmark --out=<run>")
         self.assertNotIn("/runs/", readme_table.table(RUN))
 
     def test_write_puts_the_table_between_the_markers(self):
@@ -75,7 +75,7 @@ class ReadmeTable(unittest.TestCase):
             block = readme_table.current_block(text)
             with open(copy, "w", encoding="utf-8") as f:
                 f.write(text.replace(block, block.replace("| gcc |", "| gcc-old |")))
-            p = subprocess.run([sys.executable, SCRIPT, RUN, "--write", copy], capture_output=True, text=True)
+            p = subprocess.run([*SCRIPT, RUN, "--write", copy], cwd=ROOT, capture_output=True, text=True)
             self.assertEqual(p.returncode, 0, p.stderr)
             with open(copy, encoding="utf-8") as f:
                 self.assertEqual(readme_table.current_block(f.read()), readme_table.table(RUN))
@@ -83,7 +83,7 @@ class ReadmeTable(unittest.TestCase):
     def test_a_folder_without_a_summary_is_bad_input(self):
         with tempfile.TemporaryDirectory() as tmp:
             shutil.copy(os.path.join(RUN, "meta.json"), tmp)
-            p = subprocess.run([sys.executable, SCRIPT, tmp], capture_output=True, text=True)
+            p = subprocess.run([*SCRIPT, tmp], cwd=ROOT, capture_output=True, text=True)
             self.assertEqual(p.returncode, 2)
             self.assertIn("summary.csv", p.stderr)
 

@@ -1,4 +1,4 @@
-"""The README's table of workloads is report/readme_workloads.py's output for
+"""The README's table of workloads is runner/readme_workloads.py's output for
 a cell's --list answer: every workload of workloads/workloads.def, in its
 order, with the summary its definition states. Builds the system row's cell
 if needed."""
@@ -11,10 +11,12 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
-from report import readme_table, readme_workloads  # noqa: E402
-from runner import catalog, cell_protocol  # noqa: E402
+from report import readme_table  # noqa: E402
+from runner import readme_workloads  # noqa: E402
+from runner import cell_protocol  # noqa: E402
+from runfolder import catalog  # noqa: E402
 
-SCRIPT = os.path.join(ROOT, "report", "readme_workloads.py")
+SCRIPT = [sys.executable, "-m", "runner.readme_workloads"]
 
 
 def readme():
@@ -45,7 +47,7 @@ class ReadmeWorkloads(unittest.TestCase):
         block = readme_table.current_block(readme(), readme_workloads.BEGIN, readme_workloads.END)
         self.assertEqual(block, readme_workloads.table(self.listing),
                          "README.md's table of workloads is not what the cells list: python3 "
-                         "report/readme_workloads.py --write README.md")
+                         "-m runner.readme_workloads --write README.md")
 
     def test_the_table_has_every_workload_of_workloads_def_in_order(self):
         rows = [line for line in readme_workloads.table(self.listing).splitlines() if line.startswith("| `")]
@@ -60,7 +62,7 @@ class ReadmeWorkloads(unittest.TestCase):
             copy = os.path.join(tmp, "README.md")
             with open(copy, "w", encoding="utf-8") as f:
                 f.write(f"# t\n\n{readme_workloads.BEGIN}\n| old |\n{readme_workloads.END}\n\nafter\n")
-            p = subprocess.run([sys.executable, SCRIPT, "--write", copy], capture_output=True, text=True)
+            p = subprocess.run([*SCRIPT, "--write", copy], cwd=ROOT, capture_output=True, text=True)
             self.assertEqual(p.returncode, 0, p.stderr)
             with open(copy, encoding="utf-8") as f:
                 text = f.read()
@@ -70,8 +72,8 @@ class ReadmeWorkloads(unittest.TestCase):
 
     def test_a_missing_cell_is_bad_input(self):
         with tempfile.TemporaryDirectory() as tmp:
-            p = subprocess.run([sys.executable, SCRIPT, "--cell", os.path.join(tmp, "am-cell-none")],
-                               capture_output=True, text=True)
+            p = subprocess.run([*SCRIPT, "--cell", os.path.join(tmp, "am-cell-none")],
+                               cwd=ROOT, capture_output=True, text=True)
             self.assertEqual(p.returncode, 2)
             self.assertIn("am-cell-none", p.stderr)
 

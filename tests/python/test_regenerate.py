@@ -14,8 +14,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_runner import RUNNER, TINY, ensure_cells, read_csv, run  # noqa: E402
-from runner import schema  # noqa: E402
+from test_runner import ROOT, RUNNER, TINY, ensure_cells, read_csv, run  # noqa: E402
+from runfolder import schema  # noqa: E402
 
 
 DERIVED = ("summary.csv", "ratios.csv", "groups.csv", "tables.txt", "tables.md", "matrix.csv", "compilers.csv",
@@ -38,7 +38,7 @@ def assert_regenerates(test, out):
             w = csv.writer(f, lineterminator="\n")
             w.writerow(header)
             w.writerows([["" if c in schema.FROM_SAMPLES else r[c] for c in header] for r in rows])
-        p = subprocess.run([sys.executable, RUNNER, "--regenerate", copy], capture_output=True, text=True,
+        p = subprocess.run([*RUNNER, "--regenerate", copy], cwd=ROOT, capture_output=True, text=True,
                            timeout=120)
         test.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         for name in DERIVED:
@@ -60,7 +60,7 @@ class Regenerate(unittest.TestCase):
 
     def test_a_folder_without_samples_is_bad_input(self):
         with tempfile.TemporaryDirectory() as tmp:
-            p = subprocess.run([sys.executable, RUNNER, "--regenerate", tmp], capture_output=True, text=True)
+            p = subprocess.run([*RUNNER, "--regenerate", tmp], cwd=ROOT, capture_output=True, text=True)
             self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
             self.assertIn(os.path.join(tmp, "summary.csv"), p.stderr)
 
@@ -78,8 +78,8 @@ class Regenerate(unittest.TestCase):
                         f.writelines(lines[:keep])
                     before = {n: open(os.path.join(out, n), "rb").read() for n in DERIVED + ("meta.json",)
                               if os.path.exists(os.path.join(out, n))}
-                    p = subprocess.run([sys.executable, RUNNER, "--regenerate", out, "--margin", "3%"],
-                                       capture_output=True, text=True, timeout=120)
+                    p = subprocess.run([*RUNNER, "--regenerate", out, "--margin", "3%"],
+                                       cwd=ROOT, capture_output=True, text=True, timeout=120)
                     self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
                     self.assertIn("summary.csv", p.stderr)
                     self.assertIn("samples.csv has samples of", p.stderr)
@@ -106,7 +106,7 @@ class Regenerate(unittest.TestCase):
             del meta["statistics"]
             with open(os.path.join(out, "meta.json"), "w") as f:
                 json.dump(meta, f)
-            p = subprocess.run([sys.executable, RUNNER, "--regenerate", out], capture_output=True, text=True,
+            p = subprocess.run([*RUNNER, "--regenerate", out], cwd=ROOT, capture_output=True, text=True,
                                timeout=120)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
             header, rows = read_csv(os.path.join(out, "summary.csv"))
@@ -125,8 +125,8 @@ class Regenerate(unittest.TestCase):
             _, rows = read_csv(os.path.join(out, "ratios.csv"))
             ratio = float(rows[0]["ratio"])  # minimal against system
             margin = 0.99  # a ratio within 1 / 1.99 and 1.99 is no longer marked
-            p = subprocess.run([sys.executable, RUNNER, "--regenerate", out, "--margin", "99%"],
-                               capture_output=True, text=True, timeout=120)
+            p = subprocess.run([*RUNNER, "--regenerate", out, "--margin", "99%"],
+                               cwd=ROOT, capture_output=True, text=True, timeout=120)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
             _, rows = read_csv(os.path.join(out, "ratios.csv"))
             excludes = float(rows[0]["ci_low"]) > 1 or float(rows[0]["ci_high"]) < 1
@@ -135,8 +135,8 @@ class Regenerate(unittest.TestCase):
                 self.assertEqual(json.load(f)["statistics"]["margin"], margin)
             with open(os.path.join(out, "tables.txt")) as f:  # the legend is wrapped to the tables' width
                 self.assertIn(f"within {100 * margin:g}% of 1", " ".join(f.read().split()))
-            p = subprocess.run([sys.executable, RUNNER, "--regenerate", out, "--margin", "x"],
-                               capture_output=True, text=True, timeout=120)
+            p = subprocess.run([*RUNNER, "--regenerate", out, "--margin", "x"],
+                               cwd=ROOT, capture_output=True, text=True, timeout=120)
             self.assertEqual(p.returncode, 2)
             self.assertIn("'x'", p.stderr)
 

@@ -24,11 +24,11 @@ import htmlcheck  # noqa: E402
 sys.path.insert(0, ROOT)
 from report import plots  # noqa: E402
 
-REPORT = os.path.join(ROOT, "report", "report.py")
+REPORT = [sys.executable, "-m", "report.report"]
 
 
 def run_report(folder, *flags, env=None):
-    p = subprocess.run([sys.executable, REPORT, folder, *flags], capture_output=True, text=True,
+    p = subprocess.run([*REPORT, folder, *flags], cwd=ROOT, capture_output=True, text=True,
                        timeout=300, env=env)
     with open(os.path.join(folder, "report.html"), encoding="utf-8") as f:
         page = f.read()
@@ -332,8 +332,8 @@ class ReportOfDamagedFolder(unittest.TestCase):
         self.assertIsNotNone(root.by_id("t-thrash_pool-gcc"))
 
     def test_not_a_folder_is_an_error(self):
-        p = subprocess.run([sys.executable, REPORT, os.path.join(self.tmp, "nothing")],
-                           capture_output=True, text=True)
+        p = subprocess.run([*REPORT, os.path.join(self.tmp, "nothing")],
+                           cwd=ROOT, capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
         self.assertIn("no such results folder", p.stderr)
 
@@ -373,7 +373,7 @@ class ReportOnAFullDisk(unittest.TestCase):
         with open(wrapper, "w") as f:
             f.write("#!/bin/sh\ntrap '' XFSZ\nexec '%s' \"$@\"\n" % plots.find_gnuplot()[0])
         os.chmod(wrapper, 0o755)
-        p = subprocess.run([sys.executable, REPORT, self.folder], capture_output=True, text=True, timeout=300,
+        p = subprocess.run([*REPORT, self.folder], cwd=ROOT, capture_output=True, text=True, timeout=300,
                            preexec_fn=full_disk, env=dict(os.environ, GNUPLOT=wrapper))
         left = []
         for dirpath, _, files in os.walk(self.folder):
@@ -410,7 +410,7 @@ class ReportSize(unittest.TestCase):
     WORKLOADS = ["list_create", "thrash_pool", "map_erase", "list_dupe", "vector_dupe", "alloc_bulk"]
 
     def page_size(self, workloads, sizes, compilers):
-        from runner import catalog
+        from runfolder import catalog
         rows = catalog.row_names()[:21]
         with tempfile.TemporaryDirectory() as tmp:
             folder = fake_results.make(os.path.join(tmp, "run"), rows, workloads, sizes, compilers)

@@ -136,8 +136,8 @@ class ReportInBrowser(unittest.TestCase):
                 folder = os.path.join(ROOT, "build", "test-report-browser", "quick")
                 shutil.rmtree(folder, ignore_errors=True)
                 quick_run(folder)
-            p = subprocess.run([sys.executable, os.path.join(ROOT, "report", "report.py"), folder],
-                               capture_output=True, text=True, timeout=600)
+            p = subprocess.run([sys.executable, "-m", "report.report", folder],
+                               cwd=ROOT, capture_output=True, text=True, timeout=600)
             self.assertTrue(os.path.exists(os.path.join(folder, "report.html")), p.stderr)
             with open(os.path.join(folder, "summary.csv")) as f:
                 workloads = {line.split(",")[2] for line in f.readlines()[1:] if line.count(",") > 2}

@@ -21,8 +21,8 @@ except ImportError:  # Windows
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_runner import BUILD, COMPILER, RUNNER, TINY, ensure_cells, read_csv  # noqa: E402
-from runner import errors, outputs  # noqa: E402
+from test_runner import BUILD, COMPILER, ROOT, RUNNER, TINY, ensure_cells, read_csv  # noqa: E402
+from runfolder import errors, outputs  # noqa: E402
 
 
 def limit_file_size(limit):
@@ -49,9 +49,9 @@ class FullDisk(unittest.TestCase):
         env = dict(os.environ, TMPDIR=cls.tmp.name)
         for k in ("AM_TEST_CRASH", "AM_TEST_HANG", "AM_TEST_BADSUM"):
             env.pop(k, None)
-        cmd = [sys.executable, RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD),
+        cmd = [*RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD),
                "--out", cls.out, "--baseline", "system"] + TINY + ["--sizes", "10,210"]
-        cls.p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120,
+        cls.p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=120,
                                preexec_fn=limit_file_size(300))
 
     @classmethod
@@ -118,11 +118,11 @@ class Interrupt(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "run")
             env = dict(os.environ, AM_TEST_HANG="system/thrash_pool")
-            cmd = [sys.executable, RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD),
+            cmd = [*RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD),
                    "--out", out, "--timeout", "3", "--baseline", "system"] + TINY + ["--sizes", "10,210,410"]
             # a shell's background job (make test &) ignores SIGINT, and so would
             # the runner, which inherits that: give it the default disposition
-            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
             # every system cell hangs for 3 s; whatever the order, half a second
             # after the first cell is reported a system cell is still to come

@@ -15,7 +15,8 @@ import unittest.mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_runner import BUILD, ensure_cells  # noqa: E402
-from runner import aggregate, catalog, cell_protocol, config, matrix, outputs, progress, rounds, run, schema  # noqa: E402
+from runner import config, matrix, progress, rounds, run  # noqa: E402
+from runfolder import aggregate, answer, catalog, outputs, schema  # noqa: E402
 
 
 def made_up_config(**settings):
@@ -111,7 +112,7 @@ class Rounds(unittest.TestCase):
     def made_up_cell(self):
         c = aggregate.Measurement(matrix.Cell("cc", "system", "thrash_pool", 10, 1, 0.0, False))
         c.status, c.stats = "ok", {}
-        c.result = cell_protocol.Answer.from_json({"reps": 4, "ops_per_rep": 2, "samples_ns": [800, 880],
+        c.result = answer.Answer.from_json({"reps": 4, "ops_per_rep": 2, "samples_ns": [800, 880],
                                                    "peak_rss": 100})
         c.summary = aggregate.summarize(c)
         return c
@@ -174,7 +175,7 @@ class Expect(unittest.TestCase):
     def test_a_later_round_passes_round_one_s_reps_and_oracle(self):
         c = aggregate.Measurement(matrix.Cell("gcc", "system", "thrash_pool", 10, 1, 0.0, False))
         c.status = "ok"
-        c.result = cell_protocol.Answer.from_json({"reps": 4, "expect": 2 ** 63 + 5, "ops_per_rep": 1,
+        c.result = answer.Answer.from_json({"reps": 4, "expect": 2 ** 63 + 5, "ops_per_rep": 1,
                                                    "samples_ns": [8]})
         c.summary = aggregate.summarize(c)
         seen = measure_commands(c, made_up_config(samples=3, rounds=3, min_ms=1.0), rnd=1,
@@ -192,7 +193,7 @@ class VisitBudget(unittest.TestCase):
         out = {"reps": 1, "samples_ns": [row_ms * 1e6] * 3}
         if partner_ms is not None:
             out.update(partner="minimal", partner_reps=1, partner_samples_ns=[partner_ms * 1e6] * 3)
-        return cell_protocol.Answer.from_json(out)
+        return answer.Answer.from_json(out)
 
     def test_samples_as_long_as_min_ms_are_all_taken(self):
         self.assertEqual(rounds.samples_this_visit(self.answer(0.5, 0.5), 8, 0.5), 8)

@@ -21,15 +21,16 @@ except ImportError:  # Windows
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_runner import BUILD, COMPILER, RUNNER, TINY, ensure_cells  # noqa: E402
-from runner import allocmark, catalog, cell_protocol, cli, config, meta, run as run_module, rundir, runlock  # noqa: E402
+from test_runner import BUILD, COMPILER, ROOT, RUNNER, TINY, ensure_cells  # noqa: E402
+from runner import allocmark, cell_protocol, cli, config, meta, run as run_module  # noqa: E402
+from runfolder import catalog, rundir, runlock  # noqa: E402
 
 # the smallest run: two cells, no CPU probe, no control, no counting tables
 SMALL = TINY + ["--sizes", "10", "--baseline", "system", "--cpu", "none", "--no-control", "--no-stats-tables"]
 
 
 def command(out):
-    return [sys.executable, RUNNER] + arguments(out)
+    return RUNNER + arguments(out)
 
 
 def clean_env():
@@ -44,7 +45,7 @@ def arguments(out):
 
 
 def run(out, **kw):
-    return subprocess.run(command(out), capture_output=True, text=True, env=clean_env(), timeout=120, **kw)
+    return subprocess.run(command(out), cwd=ROOT, capture_output=True, text=True, env=clean_env(), timeout=120, **kw)
 
 
 def contents(folder):
@@ -93,7 +94,7 @@ class ExistingOut(unittest.TestCase):
 
     def test_of_two_runs_into_one_folder_one_is_refused(self):
         out = os.path.join(self.tmp.name, "run")
-        procs = [subprocess.Popen(command(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        procs = [subprocess.Popen(command(out), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   env=clean_env()) for _ in range(2)]
         results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
         self.assertEqual(sorted(r[2] for r in results), [0, 2], results)
@@ -169,7 +170,7 @@ class DiedRun(unittest.TestCase):
         run_read = rundir.load(self.out)
         self.assertEqual(run_read.meta["state"], "died")
         self.assertTrue(any("the run died" in p.message for p in run_read.problems), run_read.problems)
-        p = subprocess.run([sys.executable, RUNNER, "--regenerate", self.out], capture_output=True, text=True,
+        p = subprocess.run([*RUNNER, "--regenerate", self.out], cwd=ROOT, capture_output=True, text=True,
                            timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("the run died", p.stderr)
@@ -219,7 +220,7 @@ class EarlyInterrupt(unittest.TestCase):
     @unittest.skipIf(os.name == "nt", "SIGINT")
     def test_ctrl_c_as_the_run_starts(self):
         # wherever it lands (the probes or the first cells), the answer is clean
-        p = subprocess.Popen(command(self.out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        p = subprocess.Popen(command(self.out), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=clean_env(), preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         first = p.stdout.readline()  # the plan, printed as the probes begin
         p.send_signal(signal.SIGINT)

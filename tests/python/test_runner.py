@@ -13,9 +13,10 @@ import tempfile
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-RUNNER = os.path.join(ROOT, "runner", "allocmark.py")
+RUNNER = [sys.executable, "-m", "runner.allocmark"]  # as a user starts it: in ROOT (cwd=ROOT)
 sys.path.insert(0, ROOT)
-from runner import catalog, cli, config, schema  # noqa: E402
+from runner import cli, config  # noqa: E402
+from runfolder import catalog, schema  # noqa: E402
 
 
 def build_dir():
@@ -50,8 +51,8 @@ def run(args, env=None, timeout=120):
     for k in ("AM_TEST_CRASH", "AM_TEST_HANG", "AM_TEST_BADSUM"):
         full_env.pop(k, None)
     full_env.update(env or {})
-    cmd = [sys.executable, RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD)] + args
-    return subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout)
+    cmd = [*RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD)] + args
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=full_env, timeout=timeout)
 
 
 def read_csv(path):
@@ -180,6 +181,8 @@ class Tiny(unittest.TestCase):
         self.assertEqual(meta["baseline"], "system")
         self.assertEqual(meta["state"], "finished")
         self.assertEqual(meta["compilers"][0]["name"], COMPILER)
+        # the command as typed in the top folder, not the path of runner/ on this machine
+        self.assertTrue(meta["command_line"].startswith("python3 -m runner.allocmark --compilers "), meta["command_line"])
         self.assertTrue(meta["hardware_counters"] == "available" or
                         meta["hardware_counters"].startswith("unavailable: "))
         self.assertEqual({k: v for k, v in meta["cells"].items() if k != "unstable"},
@@ -292,11 +295,12 @@ class RelativeOut(unittest.TestCase):
         ensure_cells("system,mmap_file")
         with tempfile.TemporaryDirectory() as tmp:
             rel = os.path.join("results", "x")
-            p = subprocess.run([sys.executable, RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD),
+            p = subprocess.run([*RUNNER, "--compilers", COMPILER, "--build-root", os.path.dirname(BUILD),
                                 "--allocators", "system,mmap_file", "--baseline", "system", "--workloads",
                                 "thrash_pool", "--sizes", "10", "--samples", "3", "--min-ms", "1", "--seed", "7",
                                 "--revisits", "0", "--cpu", "none", "--no-stats-tables", "--out", rel],
-                               cwd=tmp, capture_output=True, text=True, timeout=120)
+                               cwd=tmp, env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True, text=True,
+                               timeout=120)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
             _, rows = read_csv(os.path.join(tmp, rel, "summary.csv"))
             self.assertEqual(sorted((r["strategy"], r["status"], r["reason"]) for r in rows),
@@ -415,7 +419,7 @@ class BadInput(unittest.TestCase):
         self.assertIn("--workload needs a value", p.stderr)
 
     def test_help_lists_the_options(self):
-        p = subprocess.run([sys.executable, RUNNER, "--help"], capture_output=True, text=True)
+        p = subprocess.run([*RUNNER, "--help"], cwd=ROOT, capture_output=True, text=True)
         self.assertEqual(p.returncode, 0)
         for opt in ("--allocators", "--workloads", "--sizes", "--samples", "--min-ms", "--baseline",
                     "--seed", "--out", "--compilers", "--quick", "--timeout", "--list", "--mem-limit"):

@@ -20,7 +20,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import test_runner  # noqa: E402  (puts the repository on the path)
 from report import plots  # noqa: E402
-from runner import catalog, cell_process, cell_protocol  # noqa: E402
+from runner import cell_process, cell_protocol  # noqa: E402
+from runfolder import catalog  # noqa: E402
 
 # what CMakeLists.txt writes for a Visual Studio build
 MSVC_INFO = {"command": "C:/Program Files/Microsoft Visual Studio/2022/Enterprise/VC/Tools/MSVC/14.40.33807/"
@@ -96,9 +97,10 @@ class MsvcStyleBuild(unittest.TestCase):
             json.dump(MSVC_INFO, f)
         cls.out = os.path.join(cls.tmp.name, "results", "msvc-quick")
         cls.p = subprocess.run(
-            [sys.executable, os.path.join(ROOT, "runner", "allocmark.py"), "--build-root", root,
+            [sys.executable, "-m", "runner.allocmark", "--build-root", root,
              "--compilers", "msvc", "--quick", "--workloads", "thrash_pool", "--samples", "3",
-             "--min-ms", "1", "--seed", "3", "--out", cls.out], capture_output=True, text=True, timeout=300)
+             "--min-ms", "1", "--seed", "3", "--out", cls.out], cwd=ROOT, capture_output=True, text=True,
+            timeout=300)
 
     @classmethod
     def tearDownClass(cls):
@@ -124,7 +126,7 @@ class MsvcStyleBuild(unittest.TestCase):
         self.assertEqual(c["opt"], "/O2 /Ob2 /DNDEBUG")
 
     def test_report_renders_the_run(self):
-        p = subprocess.run([sys.executable, os.path.join(ROOT, "report", "report.py"), self.out, "--no-plots"],
+        p = subprocess.run([sys.executable, "-m", "report.report", self.out, "--no-plots"], cwd=ROOT,
                            capture_output=True, text=True, timeout=120)
         self.assertIn(p.returncode, (0, 1), p.stderr)
         with open(os.path.join(self.out, "report.html"), encoding="utf-8") as f:
@@ -163,9 +165,9 @@ class Workflow(unittest.TestCase):
         build = re.search(r"cmake -S \. -B build/(\S+) -G", self.text).group(1)
         self.assertIn(f"ctest --test-dir build/{build} ", self.text)
         self.assertIn(f"cmake --build build/{build} --config Release", self.text)
-        out = re.search(rf"python runner/allocmark.py --compilers {re.escape(build)} --quick --out (\S+)",
+        out = re.search(rf"python -m runner.allocmark --compilers {re.escape(build)} --quick --out (\S+)",
                         self.text).group(1)
-        self.assertIn(f"python report/report.py {out}\n", self.text)
+        self.assertIn(f"python -m report.report {out}\n", self.text)
         self.assertRegex(self.text, r"path: results/\n")
         self.assertTrue(out.startswith("results/"))
         self.assertIn(f'"{out}/summary.csv"', workflow_python_step(self.text))

@@ -1,4 +1,4 @@
-"""Tests of runner/stats.py against values worked out by hand and against the
+"""Tests of runfolder/stats.py against values worked out by hand and against the
 published tables of the sign and rank-sum tests, and of the paired ratio on
 data whose answer is known (a constant ratio under a shift every row shares,
 a slow round, one slow visit)."""
@@ -8,7 +8,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from runner import stats  # noqa: E402
+from runfolder import stats  # noqa: E402
 
 
 class Median(unittest.TestCase):

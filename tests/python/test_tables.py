@@ -1,4 +1,4 @@
-"""Tests of runner/tables.py on fixed entries: a table per block, strategies
+"""Tests of runfolder/tables.py on fixed entries: a table per block, strategies
 ranked by time, the fastest group's mark, time units, ratio cells, the
 not-significant mark, failed cells, wrapping, legends once, Markdown, the
 wide CSV. The
@@ -8,7 +8,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from runner import tables  # noqa: E402
+from runfolder import tables  # noqa: E402
 
 
 def srow(strategy, size, median, status="ok", compiler="gcc", workload="thrash_pool"):

@@ -141,10 +141,10 @@ class RunnerSelection(unittest.TestCase):
 
     def run_on(self, name, *args):
         out = os.path.join(self.tmp.name, name)
-        p = subprocess.run([sys.executable, RUNNER, "--build-root", self.root, "--compilers", "cc",
+        p = subprocess.run([*RUNNER, "--build-root", self.root, "--compilers", "cc",
                             "--workloads", "alloc_pair", "--sizes", "8", "--samples", "3", "--min-ms", "1",
                             "--cpu", "none", "--no-stats-tables", "--out", out] + list(args),
-                           capture_output=True, text=True, timeout=120)
+                           cwd=ROOT, capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         with open(os.path.join(out, "summary.csv"), newline="") as f:
             return p.stdout, sorted({r["strategy"] for r in csv.DictReader(f)})

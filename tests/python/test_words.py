@@ -9,7 +9,7 @@ import re
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SOURCES = ("allocators", "cell", "containers", "platform", "workloads", "runner", "report", "tests/strategy",
+SOURCES = ("allocators", "cell", "containers", "platform", "workloads", "runner", "runfolder", "report", "tests/strategy",
            "tests/unit")
 # the committed runs' folders, and the words that name them, are what "reference" means
 ALLOWED = re.compile(r"reference[-_](?:run|dimensions|counts)|REFERENCE_RUN|reference (?:run|counts)|"

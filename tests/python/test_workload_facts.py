@@ -10,7 +10,8 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_runner as tr  # noqa: E402
 from report import dimensions  # noqa: E402
-from runner import aggregate, catalog, cell_protocol, hyperfine, matrix  # noqa: E402
+from runner import cell_protocol, hyperfine, matrix  # noqa: E402
+from runfolder import aggregate, catalog  # noqa: E402
 
 
 def listing():

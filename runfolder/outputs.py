@@ -10,8 +10,8 @@ import sys
 import tempfile
 import textwrap
 
-from runner import aggregate, digest, schema, tables
-from runner.schema import SAMPLE_COLS, SUMMARY_COLS, RATIO_COLS, METRIC_COLS
+from runfolder import aggregate, digest, schema, tables
+from runfolder.schema import SAMPLE_COLS, SUMMARY_COLS, RATIO_COLS, METRIC_COLS
 
 def write_atomic(path, text, staged=None):
     """A failed write (full disk, Ctrl-C) leaves the previous file whole and no
@@ -31,6 +31,23 @@ def write_atomic(path, text, staged=None):
         except OSError:
             pass
         raise
+
+
+def current_block(text, begin, end_line):
+    """The block of a file's text (a table the README holds between two marker
+    lines), from begin to the end of end_line's line, or None."""
+    start, end = text.find(begin), text.find(end_line)
+    if start < 0 or end < start:
+        return None
+    return text[start:text.index("\n", end) + 1 if "\n" in text[end:] else len(text)]
+
+
+def replace_block(text, block, begin, end_line):
+    """text with its block replaced by block; ValueError when it has none."""
+    old = current_block(text, begin, end_line)
+    if old is None:
+        raise ValueError(f"no lines '{begin}' ... '{end_line}'")
+    return text.replace(old, block, 1)
 
 
 def table_order(measurements, order):

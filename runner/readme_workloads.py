@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """readme_workloads.py: the README's table of workloads, made from what a
 cell says of its workloads (am-cell-<row> --list, the list `make list`
 prints): every workload of workloads/workloads.def, in its order, with its
@@ -7,19 +6,16 @@ name a workload that is gone, leave one out, or paraphrase one. It prints
 the table, or with --write puts it into the README between its two marker
 lines. Any row's cell will do: every cell holds every workload.
 
-  python3 report/readme_workloads.py [--cell build/<cc>/bin/am-cell-<row>] [--write README.md]"""
+  python3 -m runner.readme_workloads [--cell build/<cc>/bin/am-cell-<row>] [--write README.md]"""
 import os
 import sys
 
-if __name__ == "__main__":
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from runner import cell_protocol, config
+from runfolder import catalog
+from runfolder.errors import UsageError
+from runfolder.outputs import replace_block, write_atomic
 
-from report import readme_table  # noqa: E402
-from runner import catalog, cell_protocol, config  # noqa: E402
-from runner.errors import UsageError  # noqa: E402
-from runner.outputs import write_atomic  # noqa: E402
-
-BEGIN = "<!-- workloads table: made by report/readme_workloads.py from am-cell-<row> --list; do not edit -->"
+BEGIN = "<!-- workloads table: made by runner/readme_workloads.py from am-cell-<row> --list; do not edit -->"
 END = "<!-- end of the workloads table -->"
 
 
@@ -71,7 +67,7 @@ def main(argv=None):
     with open(write, encoding="utf-8") as f:
         text = f.read()
     try:
-        text = readme_table.replace_block(text, block, BEGIN, END)
+        text = replace_block(text, block, BEGIN, END)
     except ValueError as e:
         print(f"readme_workloads: {write}: {e}", file=sys.stderr)
         return 2

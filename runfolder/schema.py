@@ -2,6 +2,7 @@
 cell, how a number is written into a CSV file and read back. The runner writes
 with it and every reader (rundir.py, hence the report) reads with it. It holds
 no data and does no I/O beyond turning lines into CSV text."""
+import collections
 import csv
 import io
 import math
@@ -14,13 +15,15 @@ KEY = ("compiler", "strategy", "workload", "size", "threads", "param")
 # one in the same process (cell/partner.h), empty for a cell timed alone
 SAMPLE_COLS = list(KEY) + ["sample", "reps", "ns", "ns_per_op", "round", "minor_faults", "major_faults",
                            "partner", "partner_reps", "partner_ns"]
+# a cell's time: the median over its visits of the time per operation (ns)
+MEDIAN = "median_ns_per_op"
 SUMMARY_COLS = list(KEY) + [
-    "status", "reason", "samples", "visits", "reps", "ops_per_rep", "median_ns_per_op", "min_ns_per_op",
+    "status", "reason", "samples", "visits", "reps", "ops_per_rep", MEDIAN, "min_ns_per_op",
     "ci_low_ns", "ci_high_ns", "cv", "unstable", "peak_rss_bytes", "bytes_requested", "bytes_peak", "reserved_peak",
     "overhead_pct", "allocs", "frees", "instructions_per_op", "cycles_per_op", "minor_faults_per_op",
     "major_faults_per_op", "inputs", "malloc", "process_spread"]
 # summary.csv's figures computed from the samples; the rest the cell reported
-FROM_SAMPLES = ("samples", "visits", "median_ns_per_op", "min_ns_per_op", "ci_low_ns", "ci_high_ns", "cv",
+FROM_SAMPLES = ("samples", "visits", MEDIAN, "min_ns_per_op", "ci_low_ns", "ci_high_ns", "cv",
                 "unstable", "minor_faults_per_op", "major_faults_per_op", "process_spread")
 # a ratio: the paired estimate over the rounds both cells visited (pairs), its
 # interval, significant (marked as a difference: the interval excludes 1 and
@@ -115,3 +118,21 @@ def key_of(row):
 def key_fields(key):
     """A key as the CSV writes it."""
     return [fmt(v) for v in key]
+
+
+class Cell(collections.namedtuple("Cell", KEY + ("threaded",))):
+    """A point of the matrix; threaded: the workload starts threads."""
+    __slots__ = ()
+
+    def key(self):
+        return tuple(self[:len(KEY)])
+
+    def fields(self):
+        """The key as the CSV files write it."""
+        return key_fields(self.key())
+
+
+def block_of(cell):
+    """The block of a cell: the cells one line of a table compares, every
+    strategy and compiler at one workload, size, thread count and param."""
+    return (cell.workload, cell.size, cell.threads, cell.param)

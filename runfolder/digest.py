@@ -4,7 +4,7 @@ A/A control, the undecided ratios) and where the full tables are. The tables
 themselves go to the run folder (tables.txt, tables.md)."""
 import textwrap
 
-from runner import tables
+from runfolder import tables
 
 MAX_WIDTH = tables.WIDTH
 

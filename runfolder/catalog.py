@@ -6,7 +6,7 @@ import collections
 import os
 import sys
 
-from runner.errors import UsageError
+from runfolder.errors import UsageError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STRATEGIES_TXT = os.path.join(ROOT, "allocators", "strategies.txt")

@@ -3,7 +3,7 @@ counts section): per block, each strategy's figures per operation and their
 ratio to the baseline (exact: no interval), and where a block's time ratio
 and count ratio point in opposite directions. It reads typed entries of
 counts.csv (and ratios.csv); it writes nothing."""
-from runner import schema
+from runfolder import schema
 
 FIGURES = (("instructions_per_op", "instr/op"), ("d1_misses_per_op", "D1 miss/op"),
            ("lld_misses_per_op", "LLd miss/op"), ("i1_misses_per_op", "I1 miss/op"),

@@ -25,7 +25,7 @@ cell moving the other way.
 It computes and says; compare.py decides the exit status."""
 import math
 
-from runner import aggregate, stats
+from runfolder import aggregate, stats
 
 # z scores (a change over its standard error, then over k) a cell must pass:
 # alone, among hundreds of cells of two runs of the same code (for normal

@@ -11,8 +11,8 @@ import json
 import os
 import sys
 
-from runner import runlock, schema
-from runner.errors import RunError
+from runfolder import runlock, schema
+from runfolder.errors import RunError, UsageError
 
 
 class Problem:
@@ -79,7 +79,7 @@ class RunFiles:
 
 def median_of(entry):
     """A summary entry's median when the cell is ok, else None."""
-    return entry["median_ns_per_op"] if entry and entry["status"] == "ok" else None
+    return entry[schema.MEDIAN] if entry and entry["status"] == "ok" else None
 
 
 def _read_meta(run):
@@ -230,3 +230,21 @@ def load_strict(folder, need=("summary.csv", "samples.csv")):
         if p.file == "meta.json" and not p.missing and not p.warning:
             raise RunError(f"{run.file(p.file)}: {p.message}")
     return run
+
+
+def read_counts(folder):
+    """(counts.json, counts.csv's entries) of a folder; UsageError when missing or bad."""
+    run = RunFiles(folder)
+    run.files = os.listdir(folder) if os.path.isdir(folder) else []
+    if "counts.csv" not in run.files or "counts.json" not in run.files:
+        raise UsageError(f"no counts in '{folder}' (counts.csv and counts.json: is it a folder of make count?)")
+    try:
+        with open(os.path.join(folder, "counts.json")) as f:
+            meta = json.load(f)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{os.path.join(folder, 'counts.json')}: unreadable ({e})")
+    entries = _read_csv(run, "counts.csv")
+    bad = [p for p in run.problems if not p.warning]
+    if bad or entries is None:
+        raise UsageError(f"{os.path.join(folder, 'counts.csv')}: {bad[0].message if bad else 'unreadable'}")
+    return meta, entries

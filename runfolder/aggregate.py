@@ -8,7 +8,7 @@ import collections
 import dataclasses
 import math
 
-from runner import matrix, stats
+from runfolder import schema, stats
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
@@ -41,7 +41,7 @@ class Settings:
 
 class Measurement:
     """What is known of one cell: status pending, ok, failed or skipped; the
-    cell's answer (result: a cell_protocol.Answer), the -stats run's counts,
+    cell's answer (result: a answer.Answer), the -stats run's counts,
     and the summary."""
 
     def __init__(self, cell):
@@ -120,7 +120,7 @@ def summarize(m, settings=Settings()):
     overhead = (reserved / peak - 1) * 100 if peak and reserved else None
     return {
         "samples": len(per_op), "visits": iv.n, "reps": r.reps, "ops_per_rep": r.ops_per_rep,
-        "median_ns_per_op": iv.estimate, "min_ns_per_op": min(per_op),
+        schema.MEDIAN: iv.estimate, "min_ns_per_op": min(per_op),
         "ci_low_ns": iv.low, "ci_high_ns": iv.high, "cv": stats.cv(per_op),
         "unstable": stats.relative_width(iv) > settings.unstable_width,
         "peak_rss_bytes": r.peak_rss, "bytes_requested": s.get("bytes_requested"),
@@ -304,7 +304,7 @@ def to_revisit(ratios, moved, revisited):
     need, cells = {}, {}
     for r in ratios:
         if r.unstable:
-            b = matrix.block_of(r.cell)
+            b = schema.block_of(r.cell)
             need[b] = max(need.get(b, 0.0), r.ci_high / r.ci_low if r.ci_low > 0 else float("inf"))
             cells.setdefault(b, set()).update((r.cell, r.cell._replace(strategy=r.baseline)))
     for b, n in moved.items():
@@ -333,11 +333,11 @@ def fastest_groups(measurements, settings=Settings()):
     """{point: Group} over the ok cells with a summary, members ranked by median."""
     by_point = {}
     for m in measurements:
-        if m.status == "ok" and m.summary and m.summary.get("median_ns_per_op") is not None:
+        if m.status == "ok" and m.summary and m.summary.get(schema.MEDIAN) is not None:
             by_point.setdefault(point(m.cell), []).append(m)
     out = {}
     for p, ms in by_point.items():
-        ms.sort(key=lambda m: (m.summary["median_ns_per_op"], m.cell.strategy))
+        ms.sort(key=lambda m: (m.summary[schema.MEDIAN], m.cell.strategy))
         best = ms[0]
         members, to = [best.cell.strategy], {}
         for m in ms[1:]:

@@ -10,8 +10,8 @@ their types (size and threads ints, param and figures floats, None where empty).
 import collections
 import textwrap
 
-from runner import aggregate, schema, yardstick
-from runner.schema import fmt
+from runfolder import aggregate, schema, yardstick
+from runfolder.schema import fmt
 
 NOT_SIGNIFICANT = "~"
 UNSTABLE = "?"
@@ -126,7 +126,7 @@ def _cell_text(r):
         return "n/a"
     if r["status"] != "ok":
         return "failed"
-    return format_time(r["median_ns_per_op"])
+    return format_time(r[schema.MEDIAN])
 
 
 def _over_note(cpus, lines):
@@ -137,7 +137,7 @@ def _over_note(cpus, lines):
 
 def time_interval(r):
     """"12.3 ns [12.1, 12.6]": the median and its interval in the median's unit."""
-    med, lo, hi = r["median_ns_per_op"], r.get("ci_low_ns"), r.get("ci_high_ns")
+    med, lo, hi = r[schema.MEDIAN], r.get("ci_low_ns"), r.get("ci_high_ns")
     if lo is None or hi is None or not med:
         return format_time(med)
     scale, _ = _unit(med)
@@ -156,7 +156,7 @@ def block_legend(baseline, marks, compared):
 
 
 def _status_rank(r):
-    return 0 if r["status"] == "ok" and r["median_ns_per_op"] is not None else 1 if r["status"] != "skipped" else 2
+    return 0 if r["status"] == "ok" and r[schema.MEDIAN] is not None else 1 if r["status"] != "skipped" else 2
 
 
 COUNTS_LEGEND = ("instr/op = instructions per operation under valgrind, cyc/base = its estimated cycles "
@@ -200,7 +200,7 @@ def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), 
     for key, cells in blocks.items():  # insertion order: the caller's order of cells
         compiler, workload, size, threads, param = key
         compared = any(r["strategy"] == baseline for r in cells)
-        cells = sorted(cells, key=lambda r: (_status_rank(r), r["median_ns_per_op"] or 0, order.index(r["strategy"])))
+        cells = sorted(cells, key=lambda r: (_status_rank(r), r[schema.MEDIAN] or 0, order.index(r["strategy"])))
         members = set(groups.get(key, ()))
         lines = []
         for r in cells:
@@ -250,7 +250,7 @@ def matrix_csv(summary, ratios, baseline, strategies=None):
         line = list(key)
         for s in order:
             r = cells.get(s)
-            line.append(r["median_ns_per_op"] if r and r["status"] == "ok" else (r["status"] if r else None))
+            line.append(r[schema.MEDIAN] if r and r["status"] == "ok" else (r["status"] if r else None))
         for s in compared:
             q = ratio_at.get(key + (s,))
             line += [q[k] for k in ("ratio", "ci_low", "ci_high", "significant")] if q else [None] * 4
@@ -338,11 +338,11 @@ def build_bench_lines(summary, metrics, workload, ref, strategies=None):
     tables = []
     for (compiler, size, threads, param), cells in groups.items():
         present = [x for x in order if x in cells] + sorted(x for x in cells if x not in order)
-        base = cells[ref]["median_ns_per_op"] if ref in cells else None
+        base = cells[ref][schema.MEDIAN] if ref in cells else None
         out = []
         for name in present:
             r = cells[name]
-            med, lo, hi = (r[k] for k in ("median_ns_per_op", "ci_low_ns", "ci_high_ns"))
+            med, lo, hi = (r[k] for k in (schema.MEDIAN, "ci_low_ns", "ci_high_ns"))
             half = (1e9 / lo - 1e9 / hi) / 2 if lo and hi else None
             m = metrics.get((compiler, name, workload, size, threads, param), {})
             lat = [format_time(m.get(k)) for k in ("latency_mean_ns", "latency_p50_ns", "latency_p95_ns",
@@ -387,8 +387,8 @@ def build_slowdown(summary, metrics, workload, strategies=None):
                     continue
                 m = metrics.get((compiler, name, workload, size, threads, r["param"]), {})
                 res = m.get("resident_pct")
-                t = r["median_ns_per_op"]
-                t0 = r0["median_ns_per_op"] if r0 and r0["status"] == "ok" else None
+                t = r[schema.MEDIAN]
+                t0 = r0[schema.MEDIAN] if r0 and r0["status"] == "ok" else None
                 text = f"{t / t0:.2f}x" if t and t0 else "-"
                 line.append(text + (f" ({float(res):.0f}%)" if res is not None else ""))
             out.append(line)
