@@ -14,7 +14,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_runner import BUILD, ROOT  # noqa: E402
-from runner import catalog  # noqa: E402
+from runfolder import catalog  # noqa: E402
 
 VARIANT = "-cxx-probe-test"
 CXX_ROWS = {"pmr-monotonic": "pmr", "boost-pool": "boost_lib"}
@@ -31,7 +31,7 @@ def rows_in(path):
 
 
 def strategies():
-    """{row: source} of the rows (runner/catalog.py reads strategies.txt)"""
+    """{row: source} of the rows (runfolder/catalog.py reads strategies.txt)"""
     return {r.name: r.source for r in catalog.read_rows()}
 
 
