@@ -100,8 +100,9 @@ class RunConfig:
     cells: tuple            # matrix.Cell in the order of round 1
     run_id: str
     out_dir: str            # absolute: the cells run in another working directory
-    # the workload trace:NAME of each --trace -> its file, absolute
-    traces: types.MappingProxyType = types.MappingProxyType({})
+    # the workload trace:NAME of each --trace -> its file, absolute (a
+    # mappingproxy as the default itself is refused by dataclasses: not hashable)
+    traces: types.MappingProxyType = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
 
     def bin_dir(self, compiler):
         return catalog.bin_dir(self.build_root, compiler)
