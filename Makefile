@@ -411,11 +411,12 @@ bench:
 
 # make count: each compiler's cells built as for make bench, then every
 # one-thread cell counted under valgrind (runner/counts.py); SHARD=i/N one
-# part of the matrix, MERGE="part1 part2" the parts merged into OUT
+# part of the matrix, MERGE="part1 part2" the parts merged into OUT; TRACE as
+# for make bench
 COUNT_ARGS := $(call opt,--allocators,$(ALLOCATORS)) $(call opt,--workloads,$(WORKLOADS)) \
 	$(call opt,--suite,$(SUITE)) $(call opt,--sizes,$(SIZES)) $(call opt,--baseline,$(BASELINE)) \
 	$(call opt,--seed,$(SEED)) $(if $(filter 1 yes,$(QUICK)),--quick) $(call opt,--out,$(OUT)) \
-	$(call opt,--shard,$(SHARD))
+	$(call opt,--shard,$(SHARD)) $(foreach t,$(TRACE),--trace $(call shell_word,$(t)))
 count:
 	@$(if $(MERGE),$(PYTHON) -m runner.allocmark --merge $(call shell_words,$(MERGE)) $(call opt,--out,$(OUT)); \
 	$(KEEP_STATUS);) \
@@ -541,7 +542,7 @@ Variables (make VAR=value ...):
   WORKLOADS= SUITE= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)
   MARGIN=0.02 REVISITS=   make bench and compare: the practical margin of a mark; revisits (docs/bench.md)
   BUDGET=S           make bench: seconds the run may take before its revisits stop (QUICK=1: 55)
-  TRACE="a.trace b.trace"   make bench: each recorded trace replayed through every strategy, the
+  TRACE="a.trace b.trace"   make bench and count: each recorded trace replayed through every strategy, the
                      workload trace:NAME (NAME: the file's name without its extension); alone,
                      the run measures the traces alone, WORKLOADS= adds others (docs/trace.md)
   V=1                every compiler command of the build (default: a line a row)

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import threading
 
-from runner import cell_protocol, plain_copies, regenerate
+from runner import cell_protocol, plain_copies, regenerate, trace_files
 from runfolder import count_tables, outputs, rundir, runlock, schema
 from runfolder.errors import RunError, UsageError
 
@@ -55,6 +55,9 @@ NOT_COUNTED = "not counted"
 # run by one short name (a link in its own folder) with a fixed environment,
 # whatever the paths and variables of the machine and of make.
 CELL_NAME = "cell"
+# a trace's cell reads its file by this name, a link in the same folder, for
+# the same reason: the path of the file given would lie on its stack
+TRACE_NAME = "trace"
 # jemalloc and mimalloc hand unused memory back to the OS after a delay read
 # from the clock (jemalloc's decay, 10 s; mimalloc's decommit, 25 and 500 ms),
 # so how much of that work a cell does depends on how fast it ran, and under
@@ -135,10 +138,13 @@ def per_op(events, ops):
             "lld_misses_per_op": (events["DLmr"] + events["DLmw"]) / ops, "est_cycles_per_op": cycles / ops}
 
 
-def cell_folder(folder, exe, libraries):
-    """The folder a counted cell runs in: the cell by its short name, and its libraries' copies."""
+def cell_folder(folder, exe, libraries, trace=None):
+    """The folder a counted cell runs in: the cell by its short name, its
+    libraries' copies, and the trace it replays (trace:NAME) by its short name."""
     os.symlink(exe, os.path.join(folder, CELL_NAME))
     os.symlink(libraries, os.path.join(folder, plain_copies.LIBRARIES))
+    if trace:
+        os.symlink(trace, os.path.join(folder, TRACE_NAME))
 
 
 class Running(set):
@@ -161,20 +167,22 @@ class Running(set):
                 pass
 
 
-def count_cell(cell, exe, libraries, listing, seed, timeout, running=None):
+def count_cell(cell, exe, libraries, listing, seed, timeout, running=None, trace=None):
     """The counts.csv entry of one cell (status ok or failed); CountError for an unreadable output.
     libraries: the folder of the copies of the libraries it loads (runner/plain_copies.py);
-    listing: its compiler's cells' --list."""
+    listing: its compiler's cells' --list, with the workloads trace:NAME of the run;
+    trace: the file a cell of trace:NAME replays."""
     entry = dict(zip(schema.KEY, cell.key()))
     entry.update(status="ok", reason="")
     with tempfile.TemporaryDirectory(prefix="allocmark-count-") as scratch:
         out_file = os.path.join(scratch, "callgrind.out")
-        cell_folder(scratch, exe, libraries)
+        cell_folder(scratch, exe, libraries, trace)
         from_warm_up = bool(listing.get("count_start"))
         facts = next(w for w in listing["workloads"] if w["name"] == cell.workload)
         aged, reps = bool(facts.get("age")), facts.get("seeds") or 1
         cmd = prefix(out_file, from_warm_up) + cell_protocol.command(
-            "./" + CELL_NAME, cell.workload, cell.size, seed=seed, param=cell.param, reps=reps, samples=1, alone=True)
+            "./" + CELL_NAME, cell.workload, cell.size, seed=seed, param=cell.param, reps=reps, samples=1, alone=True,
+            trace=TRACE_NAME if trace else None)
         out, why = cell_protocol.run(cmd, timeout, cwd=scratch, env=dict(CELL_ENV), running=running)
         why = why or cell_protocol.check_answer(out)
         if why or out.get("status") != "ok":
@@ -214,7 +222,8 @@ def settings(cfg, seed, version):
             "seed": seed, "baseline": cfg.baseline, "strategies": list(cfg.order),
             "workloads": list(cfg.workloads), "quick": cfg.quick,
             "sizes": cfg.sizes if isinstance(cfg.sizes, str) else list(cfg.sizes),
-            "compilers": {c: cfg.listing[c].get("compiler", "") for c in cfg.compilers}}
+            "compilers": {c: cfg.listing[c].get("compiler", "") for c in cfg.compilers},
+            "traces": trace_files.described(cfg.traces)}
 
 
 def check_folder(out_dir):
@@ -290,7 +299,8 @@ def count_and_write(cfg, todo, n_cells, entries, meta, seed, jobs):
             pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1)
             try:
                 futures = {pool.submit(count_cell, c, plain[c.compiler, c.strategy], libraries,
-                                       cfg.listing[c.compiler], seed, cfg.timeout, running): c
+                                       cfg.listing[c.compiler], seed, cfg.timeout, running,
+                                       cfg.traces.get(c.workload)): c
                            for c in todo}
                 for f in concurrent.futures.as_completed(futures):
                     c = futures[f]

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 
-from runner import cell_process, cell_protocol, config, environment
+from runner import cell_process, cell_protocol, config, environment, trace_files
 from runfolder import catalog, runlock
 
 ROOT = catalog.ROOT
@@ -125,6 +125,9 @@ def static_meta(cfg):
         "git_revision": git_revision(),
         "environment": dict(facts, unfriendly=unfriendly),
         "allocator_environment": cell_process.allocator_note(os.environ, cfg.keep_allocator_env),
+        # the files the workloads trace:NAME replay, so that a later command on
+        # the folder replays these very bytes (runner/trace_files.py)
+        "traces": trace_files.described(cfg.traces, with_path=True),
     }
 
 

@@ -16,7 +16,12 @@ docs/trace.md, "Replay"), through cells built as make builds them:
 - make bench TRACE="a b" (the runner's --trace): each trace's cells, of the
   workload trace:NAME, for every strategy, alone or beside the WORKLOADS
   given; a trace that cannot be read or decoded, an empty one, a folder, two
-  of one name, trace:NAME without its file: a message, exit 2, no folder."""
+  of one name, trace:NAME without its file: a message, exit 2, no folder;
+- make count TRACE=FILE: a trace's cells counted under callgrind as every
+  one-thread cell, the same figures from a file at another path and with
+  another environment, and counts.json naming the trace by its digest."""
+import csv
+import hashlib
 import json
 import os
 import shutil
@@ -312,6 +317,70 @@ class BenchTrace(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("cannot read", p.stderr)
         self.assertFalse(os.path.exists(out))
+
+
+@unittest.skipUnless(LINUX and shutil.which("valgrind"), "needs the recorder (Linux, glibc) and valgrind")
+class CountTrace(unittest.TestCase):
+    """make count TRACE=FILE: a trace counted like any one-thread cell."""
+
+    @classmethod
+    def setUpClass(cls):
+        ensure_cells()
+        p = make(LIB, INFO)
+        if p.returncode != 0:
+            raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
+        cls.tmp = tempfile.mkdtemp(prefix="am-count-trace-")
+        src, exe = os.path.join(cls.tmp, "calls.c"), os.path.join(cls.tmp, "calls")
+        with open(src, "w") as f:
+            f.write(PROGRAM)
+        subprocess.run([shutil.which("gcc") or "cc", "-std=c11", "-O1", "-fno-builtin", "-o", exe, src], check=True)
+        cls.trace = os.path.join(cls.tmp, "calls.trace")
+        p = make("record", "TRACE=" + cls.trace, "CMD=" + exe)
+        if p.returncode != 0:
+            raise AssertionError(f"recording failed:\n{p.stdout}{p.stderr}")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def count(self, trace, out, env=None):
+        out = os.path.join(self.tmp, out)
+        p = run(["--count", "--allocators", "system,minimal", "--no-control", "--trace", trace, "--out", out],
+                env=env, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(os.path.join(out, "counts.csv")) as f:
+            text = f.read()
+        with open(os.path.join(out, "counts.json")) as f:
+            return text, json.load(f)
+
+    def test_a_trace_is_counted_the_same_on_every_run(self):
+        # the same file at a deeper path, counted with a longer environment:
+        # the cell's stack, and so its addresses, must not see either
+        deep = os.path.join(self.tmp, "a" * 60, "calls.trace")
+        os.makedirs(os.path.dirname(deep))
+        shutil.copyfile(self.trace, deep)
+        text, meta = self.count(self.trace, "here")
+        again, meta_again = self.count(deep, "there", env={"ALLOCMARK_TEST_PADDING": "x" * 300})
+        rows = list(csv.DictReader(text.splitlines()))
+        self.assertEqual(sorted((r["workload"], r["strategy"], r["status"]) for r in rows),
+                         [("trace:calls", s, "ok") for s in ("minimal", "system")], text)
+        for r in rows:
+            self.assertGreater(float(r["instructions_per_op"]), 0, r)
+        self.assertEqual(text, again)
+        self.assertEqual(meta["traces"], meta_again["traces"])
+        self.assertEqual(set(meta["traces"]), {"trace:calls"})
+        with open(self.trace, "rb") as f:
+            self.assertEqual(meta["traces"]["trace:calls"]["sha256"], hashlib.sha256(f.read()).hexdigest())
+
+    def test_make_count_passes_each_trace(self):
+        env = dict(os.environ)
+        for k in ("MAKEFLAGS", "MFLAGS"):
+            env.pop(k, None)
+        p = subprocess.run(["make", "--no-print-directory", "-n", "count", "ALLOCATORS=system",
+                            "TRACE=" + self.trace], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("--count", p.stdout)
+        self.assertIn(f"--trace '{self.trace}'", p.stdout)
 
 
 if __name__ == "__main__":
