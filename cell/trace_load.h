@@ -2,7 +2,7 @@
  * the replay's array (workloads/replay.h), once, before any heap exists and
  * before anything is timed. For cell_main.c only. It refuses, with a message
  * naming the limit, what the replay cannot hold: more than AM_REPLAY_MAX_CALLS
- * calls, a block of 4 GiB or more, a trace of several threads. */
+ * calls, a block of 4 GiB or more, more than AM_REPLAY_MAX_THREADS threads. */
 #ifndef AM_CELL_TRACE_LOAD_H
 #define AM_CELL_TRACE_LOAD_H
 
@@ -17,6 +17,8 @@
 /* what the decoding keeps of each block, by its dense id */
 typedef struct tl_block {
     uint32_t slot, size;
+    uint32_t made_at; /* several threads: the call that made it (its index in ops) */
+    uint32_t thread;  /* several threads: the thread that made it */
     uint8_t align_log2;
 } tl_block;
 
@@ -27,6 +29,13 @@ typedef struct tl_state {
     uint32_t *free_slots; /* slots whose block has ended, reused last in, first out */
     uint32_t nfree;
     uint64_t live;
+    /* several threads: a free list of slots per thread (the head: slot + 1,
+     * 0 none; free_slots[slot] the next), the calling thread, and by call the
+     * flag it signals after it (made_signal) or waits for before it
+     * (wait_signal), each the flag + 1, 0 none */
+    uint32_t *free_head;
+    uint32_t thread;
+    uint32_t *made_signal, *wait_signal;
 } tl_state;
 
 /* the op's size: 1 for 0, which the call's bit remembers */
@@ -47,7 +56,13 @@ static uint8_t tl_align_log2(const am_trace_call *c) {
 /* a new block, in a slot; the op's slot, size and alignment */
 static void tl_make(tl_state *s, am_replay_op *op, const am_trace_call *c) {
     tl_block *b = &s->blocks[c->id];
-    b->slot = s->nfree ? s->free_slots[--s->nfree] : s->r->slots++;
+    if (!s->free_head) b->slot = s->nfree ? s->free_slots[--s->nfree] : s->r->slots++;
+    else if (s->free_head[s->thread]) {
+        b->slot = s->free_head[s->thread] - 1;
+        s->free_head[s->thread] = s->free_slots[b->slot];
+    } else b->slot = s->r->slots++;
+    b->made_at = (uint32_t)s->r->nops;
+    b->thread = s->thread;
     b->size = (uint32_t)c->size;
     b->align_log2 = tl_align_log2(c);
     op->slot = b->slot;
@@ -59,8 +74,21 @@ static void tl_make(tl_state *s, am_replay_op *op, const am_trace_call *c) {
     if (s->live > s->r->peak_live) s->r->peak_live = s->live;
 }
 
+/* A block ended by the call being decoded. With several threads, a slot
+ * ended in its own thread is that thread's to reuse; one ended in another
+ * thread is never reused (its maker would not know when the free has been
+ * made), and the call waits for its making call's signal. */
 static void tl_end(tl_state *s, uint64_t id) {
-    s->free_slots[s->nfree++] = s->blocks[id].slot;
+    tl_block *b = &s->blocks[id];
+    if (!s->free_head) s->free_slots[s->nfree++] = b->slot;
+    else if (b->thread == s->thread) {
+        s->free_slots[b->slot] = s->free_head[s->thread];
+        s->free_head[s->thread] = b->slot + 1;
+    } else {
+        uint32_t k = ++s->r->nsignals; /* the flag + 1 */
+        s->made_signal[b->made_at] = k;
+        s->wait_signal[s->r->nops] = k;
+    }
     s->live -= s->blocks[id].size;
     s->blocks[id].size = UINT32_MAX; /* ended: not among the blocks live at the end */
 }
@@ -114,9 +142,9 @@ static uint64_t tl_digest(const am_replay_op *ops, size_t n) {
 
 /* what the replay cannot hold: a message and 0 */
 static int tl_check(const char *path, const am_trace *t) {
-    if (t->threads > 1) {
-        fprintf(stderr, "am-cell: %s: a trace of %" PRIu32 " threads; the replay runs one-thread traces only\n",
-                path, t->threads);
+    if (t->threads > AM_REPLAY_MAX_THREADS) {
+        fprintf(stderr, "am-cell: %s: a trace of %" PRIu32 " threads; the replay runs at most %d\n", path,
+                t->threads, AM_REPLAY_MAX_THREADS);
         return 0;
     }
     if (t->ncalls > AM_REPLAY_MAX_CALLS) {
@@ -138,6 +166,52 @@ static int tl_no_memory(const char *path, size_t calls) {
     return 0;
 }
 
+/* Several threads: the calls, decoded in the program's order with the thread
+ * of each (of_thread), laid out thread by thread (am_replay, threads), with
+ * each thread's waits and signals; the closing frees stay last. 0: no memory. */
+static int tl_by_thread(tl_state *s, const uint16_t *of_thread, unsigned threads) {
+    am_replay *r = s->r;
+    size_t n = r->nops, all = n + r->nclose;
+    size_t *first = calloc((size_t)threads + 1, sizeof *first);
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    am_replay_op *ops = malloc((all ? all : 1) * sizeof *ops);
+    uint32_t *made = calloc(all ? all : 1, sizeof *made), *wait = calloc(all ? all : 1, sizeof *wait);
+    am_replay_sync *sync = malloc(((size_t)2 * r->nsignals + 1) * sizeof *sync);
+    if (!first || !order || !ops || !made || !wait || !sync) {
+        free(first), free(order), free(ops), free(made), free(wait), free(sync);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) first[of_thread[i] + 1]++;
+    for (unsigned t = 0; t < threads; t++) first[t + 1] += first[t];
+    size_t *next = calloc(threads, sizeof *next);
+    if (!next) {
+        free(first), free(order), free(ops), free(made), free(wait), free(sync);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t k = first[of_thread[i]] + next[of_thread[i]]++;
+        order[i] = (uint32_t)k;
+        ops[k] = s->ops[i];
+        made[k] = s->made_signal[i];
+        wait[k] = s->wait_signal[i];
+    }
+    memcpy(ops + n, s->ops + n, r->nclose * sizeof *ops);
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (wait[k]) sync[m++] = (am_replay_sync){(uint32_t)k, wait[k] - 1, 1};
+        if (made[k]) sync[m++] = (am_replay_sync){(uint32_t)k, made[k] - 1, 0};
+    }
+    free(next), free(made), free(wait);
+    free(s->ops);
+    s->ops = ops;
+    r->threads = threads;
+    r->thread_first = first;
+    r->order = order;
+    r->sync = sync;
+    r->nsync = m;
+    return 1;
+}
+
 /* The trace at path decoded into *r (its arrays malloc'd for the process's
  * life); 0 after a message (bad input: exit 2). */
 static int am_trace_load(const char *path, am_replay *r) {
@@ -150,15 +224,25 @@ static int am_trace_load(const char *path, am_replay *r) {
     }
     if (t.cut) fprintf(stderr, "am-cell: %s is cut (%s): its complete records replay\n", path, t.cut_reason);
     int ok = tl_check(path, &t);
-    tl_state s = {r, NULL, NULL, NULL, 0, 0};
+    tl_state s = {r, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL};
     size_t room = t.ncalls ? t.ncalls : 1; /* ops the array holds */
+    uint16_t *of_thread = NULL; /* several threads: by call, its thread */
     if (ok) {
         s.ops = malloc(room * sizeof *s.ops);
         s.blocks = calloc((size_t)t.blocks + 1, sizeof *s.blocks);
         s.free_slots = malloc(((size_t)t.blocks + 1) * sizeof *s.free_slots);
         if (!s.ops || !s.blocks || !s.free_slots) ok = tl_no_memory(path, t.ncalls);
     }
+    if (ok && t.threads > 1) {
+        s.free_head = calloc(t.threads, sizeof *s.free_head);
+        s.made_signal = calloc(room, sizeof *s.made_signal);
+        s.wait_signal = calloc(room, sizeof *s.wait_signal);
+        of_thread = malloc(room * sizeof *of_thread);
+        if (!s.free_head || !s.made_signal || !s.wait_signal || !of_thread) ok = tl_no_memory(path, t.ncalls);
+    }
     for (size_t i = 0; ok && i < t.ncalls; i++) {
+        s.thread = t.calls[i].thread;
+        if (of_thread) of_thread[r->nops] = (uint16_t)s.thread;
         if (tl_call(&s, &t.calls[i], &s.ops[r->nops])) r->nops++;
         else if (t.calls[i].kind < AM_REPLAY_KINDS) r->skipped[t.calls[i].kind]++;
     }
@@ -195,6 +279,11 @@ static int am_trace_load(const char *path, am_replay *r) {
         f->align_log2 = o->align_log2;
     }
     free(made);
+    if (ok && of_thread && !tl_by_thread(&s, of_thread, t.threads)) ok = tl_no_memory(path, r->nops);
+    free(of_thread);
+    free(s.free_head);
+    free(s.made_signal);
+    free(s.wait_signal);
     free(s.blocks);
     free(s.free_slots);
     am_trace_free(&t);
@@ -204,6 +293,10 @@ static int am_trace_load(const char *path, am_replay *r) {
     }
     r->ops = s.ops;
     r->digest = tl_digest(s.ops, r->nops);
+    /* the threads' shares of the calls too: the same calls on other threads
+     * are other inputs */
+    for (unsigned k = 0; r->threads && k <= r->threads; k++)
+        r->digest = (r->digest ^ r->thread_first[k]) * 0x100000001B3ull;
     return 1;
 }
 

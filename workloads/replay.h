@@ -47,6 +47,21 @@ typedef struct am_replay_op {
  * more while decoding): a longer trace is refused. */
 #define AM_REPLAY_MAX_CALLS ((size_t)1 << 27)
 
+/* Calls the threaded replay makes beside its own: a thread waits before the
+ * call at `at` until another thread has made the block it ends (wait 1), or
+ * signals after the call at `at` that it has made a block another thread
+ * ends (wait 0). `signal` names the pair: one flag a block ended across
+ * threads. A thread's syncs are in the order of its calls, a wait before a
+ * signal at one call. */
+typedef struct am_replay_sync {
+    uint32_t at;     /* the call's index in ops */
+    uint32_t signal; /* its flag, 0 .. nsignals - 1 */
+    uint32_t wait;
+} am_replay_sync;
+
+/* Threads a replay runs at most: AM_MAX_THREADS of thread_group.h */
+#define AM_REPLAY_MAX_THREADS 256
+
 /* ops holds the nops calls and after them nclose frees of kind AM_RP_FREE,
  * one for each block the program left live (in slot order), which the replay
  * makes so that repetitions are alike: one loop makes every call of the
@@ -62,10 +77,27 @@ typedef struct am_replay {
     uint64_t total_bytes;     /* bytes allocated in all, each block rounded up to AM_MIN_ALIGN */
     uint64_t peak_live, final_live; /* bytes asked, as the recorder counts them */
     uint64_t digest;          /* of every call: the inputs digest covers the trace */
+    /* A trace of several threads (threads > 1) replays on as many threads:
+     * ops holds thread 0's calls in its order, then thread 1's, ..., thread
+     * t's from thread_first[t] to thread_first[t + 1]; the closing frees
+     * after them all. A block's slot is its making thread's; a slot is reused
+     * only by that thread, and only after a free in that same thread, so no
+     * thread writes a slot another may still read. order[i] is the index in
+     * ops of the program's i-th call (the oracle makes them in that order). */
+    unsigned threads;
+    const size_t *thread_first;
+    const uint32_t *order;
+    const am_replay_sync *sync;
+    size_t nsync;
+    uint32_t nsignals;
 } am_replay;
 
 /* The trace the workload replays: set by the cell (and for the partner's
  * unit through am_partner_job) before the oracle runs; NULL: none given. */
 extern const am_replay *am_replay_current;
+
+/* The workload trace for a trace of several threads: the same, but threaded
+ * (its threads time themselves, and it runs without the partner). */
+extern const struct am_workload am_workload_trace_threads;
 
 #endif

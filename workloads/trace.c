@@ -5,11 +5,12 @@
  * first bytes (8, or 1 in blocks below 8 bytes), read back when the block is
  * freed or resized, so that a block handed out twice while live changes the
  * checksum. Nothing else is written. docs/trace.md, "Replay". */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "replay.h"
-#include "workload.h"
+#include "thread_group.h"
 
 const am_replay *am_replay_current;
 
@@ -161,7 +162,8 @@ static AM_NOINLINE void trace_unwind(am_heap *h, const am_replay *r, size_t done
 static const char *const trace_call_metric[AM_REPLAY_KINDS] = {
     "calls_malloc", "calls_calloc", "calls_realloc", "calls_reallocarray", "calls_free",
     "calls_posix_memalign", "calls_aligned_alloc", "calls_memalign", "calls_valloc", "calls_pvalloc"};
-static uint64_t trace_calls[AM_REPLAY_KINDS], trace_live, trace_peak;
+/* a thread's own: the threads of a threaded replay count apart (trace_threads_run adds them up) */
+static AM_THREAD_LOCAL uint64_t trace_calls[AM_REPLAY_KINDS], trace_live, trace_peak;
 
 AM_INLINE void trace_count(const am_replay *r, const am_replay_op *o) {
     if (o >= r->ops + r->nops) return; /* a closing free: no call of the program's */
@@ -206,15 +208,16 @@ static void trace_metrics(am_job *job, const am_replay *r) {
 #endif
 }
 
-static uint64_t trace_run(am_heap *h, am_job *job, int *status) {
-    const am_replay *r = am_replay_current;
-    *status = trace_prepare(h, job, r);
-    if (*status != AM_OK) return 0;
+/* The calls from op to end, the stamps from v on, the stamps read back added
+ * to *sum: the replay's one loop, and in it the one call site of the
+ * strategy's allocate and the one of its free. Where it stopped: end, or the
+ * call whose allocation failed. A threaded replay runs it on the stretches of
+ * a thread's calls between its waits and signals. */
+static AM_NOINLINE const am_replay_op *trace_calls_run(am_heap *h, const am_replay *r, const am_replay_op *op,
+                                                       const am_replay_op *end, uint64_t v, uint64_t *sum_out) {
     void **ptr = trace_ptr;
-    uint64_t v = trace_value(job->seed, 0), sum = 0;
-    /* the calls, then the frees of what the program left live, so that
-     * repetitions are alike */
-    const am_replay_op *op = r->ops, *end = op + r->nops + r->nclose;
+    uint64_t sum = 0;
+    (void)r;
     for (; op < end; op++, v++) {
         size_t n = op->size;
         void *p, *gone = NULL; /* the block the call frees, */
@@ -234,7 +237,7 @@ static uint64_t trace_run(am_heap *h, am_job *job, int *status) {
                 gone_align = op->old_align_log2;
                 if (trace_resizes_in_place(h, op)) {
                     p = am_realloc(trace_heap_of(h, n), gone, old_n, n);
-                    if (AM_UNLIKELY(!p)) goto oom;
+                    if (AM_UNLIKELY(!p)) break;
                     sum += trace_read(p, kept);
                     trace_stamp(p, n, v);
                     ptr[op->slot] = p;
@@ -242,7 +245,7 @@ static uint64_t trace_run(am_heap *h, am_job *job, int *status) {
                 }
             }
             p = trace_alloc(h, n, op->align_log2);
-            if (AM_UNLIKELY(!p)) goto oom;
+            if (AM_UNLIKELY(!p)) break;
             if (op->kind == AM_RP_CALLOC) memset(p, 0, n);
             if (gone) { /* a resize by copy: the old block goes below */
                 memcpy(p, gone, kept);
@@ -254,14 +257,179 @@ static uint64_t trace_run(am_heap *h, am_job *job, int *status) {
         }
         trace_free(h, gone, gone_n, gone_align);
     }
+    *sum_out += sum;
+    return op;
+}
+
+static int trace_out_of_memory(am_job *job) {
+    if (!AM_FREE_REUSES) job->reason = "not run: the trace outgrew the memory limit, and this strategy frees nothing";
+    return AM_FREE_REUSES ? AM_ERR_OOM : AM_ERR_NA;
+}
+
+static uint64_t trace_threads_run(am_heap *h, am_job *job, int *status, const am_replay *r);
+
+static uint64_t trace_run(am_heap *h, am_job *job, int *status) {
+    const am_replay *r = am_replay_current;
+    *status = trace_prepare(h, job, r);
+    if (*status != AM_OK) return 0;
+    if (r->threads > 1) return trace_threads_run(h, job, status, r);
+    uint64_t sum = 0;
+    /* the calls, then the frees of what the program left live, so that
+     * repetitions are alike */
+    const am_replay_op *end = r->ops + r->nops + r->nclose;
+    const am_replay_op *op = trace_calls_run(h, r, r->ops, end, trace_value(job->seed, 0), &sum);
+    if (AM_UNLIKELY(op != end)) {
+        trace_unwind(h, r, (size_t)(op - r->ops));
+        *status = trace_out_of_memory(job);
+        return 0;
+    }
     trace_count_report(job, r);
     trace_metrics(job, r);
     return sum;
-oom:
-    trace_unwind(h, r, (size_t)(op - r->ops));
-    *status = AM_FREE_REUSES ? AM_ERR_OOM : AM_ERR_NA;
-    if (!AM_FREE_REUSES) job->reason = "not run: the trace outgrew the memory limit, and this strategy frees nothing";
-    return 0;
+}
+
+/* ---- a trace of several threads: each on a thread of its own, on the row's
+ * one heap, each thread's calls in its order. A call that ends a block made
+ * in another thread first waits for the flag of that block's making call;
+ * the flag holds the number of the repetition that made the block, so that
+ * flags are never cleared. Not waiting costs one load. */
+static atomic_uint *trace_flag;
+static uint32_t trace_flags;
+static unsigned trace_repetition;
+
+typedef struct trace_thread {
+    am_start_line *line;
+    am_heap *heap;
+    am_owner *owner;
+    const am_replay *r;
+    atomic_int *abort; /* a thread ran out of memory: the others stop waiting */
+    unsigned id, repetition;
+    uint64_t base; /* the stamp of ops[0] */
+    uint64_t sum;
+    int status;
+#if AM_STATS
+    uint64_t calls[AM_REPLAY_KINDS], live;
+#endif
+} trace_thread;
+
+/* 0 when the wait ended because another thread gave up */
+AM_INLINE int trace_wait(const trace_thread *t, uint32_t flag) {
+    while (atomic_load_explicit(&trace_flag[flag], memory_order_acquire) != t->repetition) {
+        if (atomic_load_explicit(t->abort, memory_order_relaxed)) return 0;
+        am_thread_yield();
+    }
+    return 1;
+}
+
+static void trace_thread_run(void *arg) {
+    trace_thread *t = arg;
+    const am_replay *r = t->r;
+    am_owner_enter_thread(t->owner, t->id);
+    size_t i = r->thread_first[t->id], end = r->thread_first[t->id + 1];
+    const am_replay_sync *s = r->sync, *s_end = r->sync + r->nsync;
+    while (s < s_end && s->at < i) s++; /* this thread's first */
+    am_start_wait(t->line);
+    while (i < end) {
+        if (s < s_end && s->at == i && s->wait) {
+            if (!trace_wait(t, s->signal)) break;
+            s++;
+        }
+        size_t stop = end; /* up to the next wait, or through the next signal */
+        if (s < s_end && s->at < end) stop = s->wait ? s->at : s->at + 1;
+        const am_replay_op *at = trace_calls_run(t->heap, r, r->ops + i, r->ops + stop, t->base + i, &t->sum);
+        if (AM_UNLIKELY(at != r->ops + stop)) {
+            t->status = AM_ERR_OOM;
+            atomic_store(t->abort, 1);
+            break;
+        }
+        i = stop;
+        if (s < s_end && !s->wait && s->at + 1 == i) {
+            atomic_store_explicit(&trace_flag[s->signal], t->repetition, memory_order_release);
+            s++;
+        }
+    }
+    am_start_stop(t->line);
+#if AM_STATS
+    memcpy(t->calls, trace_calls, sizeof trace_calls);
+    t->live = trace_live;
+    memset(trace_calls, 0, sizeof trace_calls);
+    trace_live = trace_peak = 0;
+#endif
+}
+
+/* Out of line, before the threads: the flags */
+static AM_NOINLINE int trace_threads_prepare(am_job *job, const am_replay *r) {
+#if !AM_THREAD_SAFE
+    job->reason = "a trace of several threads replays on as many threads on one heap: needs a thread-safe heap";
+    return AM_ERR_NA;
+#endif
+    int status = am_threads_check(job, r->threads);
+    if (status != AM_OK) return status;
+    if (trace_flags < r->nsignals) {
+        atomic_uint *f = calloc(r->nsignals, sizeof *f);
+        if (!f) return AM_ERR_OOM;
+        free(trace_flag);
+        trace_flag = f;
+        trace_flags = r->nsignals;
+        trace_repetition = 0;
+    }
+    if (++trace_repetition == 0) { /* after 2^32 repetitions: clear the flags and count again */
+        for (uint32_t k = 0; k < trace_flags; k++) atomic_store(&trace_flag[k], 0);
+        trace_repetition = 1;
+    }
+    return AM_OK;
+}
+
+static uint64_t trace_threads_run(am_heap *h, am_job *job, int *status, const am_replay *r) {
+    *status = trace_threads_prepare(job, r);
+    if (*status != AM_OK) return 0;
+    trace_thread *t = calloc(r->threads, sizeof *t);
+    if (!t) {
+        *status = AM_ERR_OOM;
+        return 0;
+    }
+    atomic_int abort_flag;
+    atomic_init(&abort_flag, 0);
+    am_start_line line;
+    uint64_t base = trace_value(job->seed, 0), sum = 0;
+    for (unsigned i = 0; i < r->threads; i++) {
+        t[i].line = &line;
+        t[i].heap = h;
+        t[i].owner = am_owner_current();
+        t[i].r = r;
+        t[i].abort = &abort_flag;
+        t[i].id = i;
+        t[i].repetition = trace_repetition;
+        t[i].base = base;
+    }
+    *status = am_thread_group_run(trace_thread_run, t, sizeof *t, r->threads, &line, &job->timed_ns);
+    for (unsigned i = 0; i < r->threads; i++) {
+        if (t[i].status != AM_OK) *status = t[i].status;
+        sum += t[i].sum;
+#if AM_STATS
+        for (int k = 0; k < AM_REPLAY_KINDS; k++) trace_calls[k] += t[i].calls[k];
+        trace_live += t[i].live;
+#endif
+    }
+    free(t);
+    if (*status != AM_OK) { /* the blocks still live are left to the heap's reset or destroy */
+        if (*status == AM_ERR_OOM) *status = trace_out_of_memory(job);
+        return 0;
+    }
+    /* the blocks the program left live, freed after the threads (joined) */
+    const am_replay_op *end = r->ops + r->nops + r->nclose;
+    if (trace_calls_run(h, r, r->ops + r->nops, end, base + r->nops, &sum) != end) {
+        *status = trace_out_of_memory(job);
+        return 0;
+    }
+#if AM_STATS
+    /* the peak of the calls in the program's order: the threads' own order
+     * changes from run to run */
+    trace_peak = r->peak_live;
+#endif
+    trace_count_report(job, r);
+    trace_metrics(job, r);
+    return sum;
 }
 
 /* The stamps the replay reads back, computed without any allocator: each
@@ -271,9 +439,12 @@ static uint64_t trace_oracle(am_job *job) {
     if (!r) return trace_value(job->seed, 0); /* nothing replays: the run is skipped */
     unsigned char(*img)[8] = calloc(r->slots ? r->slots : 1, sizeof *img);
     if (!img) return 0; /* then no checksum agrees, and the cell fails */
-    uint64_t v = trace_value(job->seed, 0), sum = 0;
-    for (size_t i = 0; i < r->nops + r->nclose; i++, v++) {
-        const am_replay_op *o = &r->ops[i];
+    uint64_t sum = 0;
+    for (size_t i = 0; i < r->nops + r->nclose; i++) {
+        /* the program's order, the stamp of the call's place in ops */
+        size_t at = r->order && i < r->nops ? r->order[i] : i;
+        const am_replay_op *o = &r->ops[at];
+        uint64_t v = trace_value(job->seed, 0) + at;
         size_t n = o->size;
         if (o->kind == AM_RP_FREE) {
             sum += trace_read(img[o->slot], n);
@@ -311,6 +482,21 @@ const am_workload am_workload_trace = {
     .run = trace_run,
     .oracle = trace_oracle,
     .threaded = 0,
+    .seeds = 1,
+    .age = 0,
+    .min_bytes = NULL,
+};
+
+const am_workload am_workload_trace_threads = {
+    .name = "trace",
+    .summary = "a recorded program's calls (--trace FILE, docs/trace.md) replayed in order, each thread's on a thread of its own",
+    .sizes = trace_sizes,
+    .log_sizes = trace_sizes,
+    .reps = trace_reps,
+    .ops = trace_ops,
+    .run = trace_run,
+    .oracle = trace_oracle,
+    .threaded = 1,
     .seeds = 1,
     .age = 0,
     .min_bytes = NULL,

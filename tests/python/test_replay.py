@@ -11,8 +11,12 @@ docs/trace.md, "Replay"), through cells built as make builds them:
   allocations beyond the largest class counted) and a monotonic arena; two
   traces have different digests;
 - a strategy that frees nothing, past its limit, is skipped with a reason;
-- bad input (no file, not a trace, several threads, --trace beside another
-  workload) exits 2 with a message, and --help documents --trace;
+- bad input (no file, not a trace, --trace beside another workload) exits 2
+  with a message, and --help documents --trace;
+- a trace of several threads (a pthread program whose threads free and
+  resize each other's blocks) replays on as many threads through every row
+  of the build: faithful to its closing record, one checksum and digest on
+  every thread-safe row, "not applicable" on the others;
 - make bench TRACE="a b" (the runner's --trace): each trace's cells, of the
   workload trace:NAME, for every strategy, alone or beside the WORKLOADS
   given; a trace that cannot be read or decoded, an empty one, a folder, two
@@ -31,7 +35,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_recorder import INFO, KINDS, LIB, LINUX, ROOT, SUBJECT, make  # noqa: E402
+from test_recorder import INFO, KINDS, LIB, LINUX, ROOT, make  # noqa: E402
 from test_runner import BUILD, ensure_cells, read_csv, run  # noqa: E402
 
 ROWS = "system,pool,concurrent_pool,monotonic"
@@ -186,14 +190,8 @@ class Replay(unittest.TestCase):
         notatrace = os.path.join(self.tmp, "not.trace")
         with open(notatrace, "w") as f:
             f.write("hello\n")
-        threads = os.path.join(self.tmp, "threads.trace")
-        subject = os.path.join(self.tmp, "subject")
-        cc = shutil.which("gcc") or "cc"
-        subprocess.run([cc, "-std=c11", "-O1", "-fno-builtin", "-o", subject, SUBJECT, "-lpthread"], check=True)
-        self.record("threads.trace", f"{subject} threads")
         for args, said in (([os.path.join(self.tmp, "missing.trace")], "cannot open"),
                            ([notatrace], "not an allocmark trace"),
-                           ([threads], "one-thread traces only"),
                            ([self.c_trace, "list_create"], "--trace is for the workload trace")):
             with self.subTest(said=said):
                 name = args[1] if len(args) > 1 else "trace:t"
@@ -216,6 +214,107 @@ class Replay(unittest.TestCase):
         out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
         self.assertIn("--trace FILE", out)
         self.assertIn("trace:NAME", out)
+
+
+# threads that hand blocks to one another through a locked ring: each of
+# four threads allocates, and frees or resizes what the previous one made
+THREADED = r"""
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#define T 4
+#define N 3000
+static void *ring[T][64];
+static int head[T], tail[T];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static void *run(void *arg) {
+    int me = (int)(long)arg, prev = (me + T - 1) % T;
+    for (int i = 0; i < N; i++) {
+        char *b = malloc((size_t)(i * 13 % 700) + 1);
+        memset(b, me, 1);
+        pthread_mutex_lock(&lock);
+        void *got = head[prev] != tail[prev] ? ring[prev][tail[prev]++ % 64] : NULL;
+        if (head[me] - tail[me] < 64) ring[me][head[me]++ % 64] = b; else free(b);
+        pthread_mutex_unlock(&lock);
+        if (got && i % 3 == 0) got = realloc(got, (size_t)i % 300 + 1);
+        free(got);
+    }
+    return NULL;
+}
+int main(void) {
+    pthread_t t[T];
+    for (long i = 0; i < T; i++) pthread_create(&t[i], NULL, run, (void *)i);
+    for (int i = 0; i < T; i++) pthread_join(t[i], NULL);
+    return 0;
+}
+"""
+
+
+def built_rows():
+    """The rows of the build's cells (each with its -stats twin)"""
+    top = os.path.join(ROOT, BUILD, "bin")
+    return sorted(n[len("am-cell-"):] for n in os.listdir(top)
+                  if n.startswith("am-cell-") and not n.endswith("-stats") and os.path.exists(os.path.join(top, n + "-stats")))
+
+
+@unittest.skipUnless(LINUX, "traces are recorded with an LD_PRELOAD library (Linux, glibc)")
+class ThreadedReplay(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        subprocess.run(["make", "--no-print-directory", "-j2", "cells"], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL)
+        p = make(LIB, INFO)
+        if p.returncode != 0:
+            raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
+        cls.tmp = tempfile.mkdtemp(prefix="am-replay-threads-")
+        src, exe = os.path.join(cls.tmp, "ring.c"), os.path.join(cls.tmp, "ring")
+        with open(src, "w") as f:
+            f.write(THREADED)
+        subprocess.run([shutil.which("gcc") or "cc", "-std=c11", "-O1", "-fno-builtin", "-pthread", "-o", exe, src],
+                       check=True)
+        cls.trace = os.path.join(cls.tmp, "ring.trace")
+        p = make("record", "TRACE=" + cls.trace, "CMD=" + exe)
+        if p.returncode != 0:
+            raise AssertionError(f"recording {exe} failed:\n{p.stdout}{p.stderr}")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_the_trace_has_threads_and_cross_thread_frees(self):
+        v = Replay.info(self, self.trace)
+        self.assertEqual(v["closed"], "1")
+        self.assertGreaterEqual(int(v["threads"]), 4)  # the four, and main if it allocated
+        self.assertGreater(int(v["cross_thread_frees"]), 100)
+
+    def test_replay_is_faithful_to_the_closing_record(self):
+        v = Replay.info(self, self.trace)
+        rc, line, err = cell("system-stats", self.trace, "--stats-only")
+        self.assertEqual((rc, line.get("status")), (0, "ok"), err + json.dumps(line))
+        m, s = line["metrics"], line["stats"]
+        for k in KINDS:
+            self.assertEqual(m["calls_" + k], int(v["closing_" + k]), k)
+        self.assertEqual(m["peak_live_bytes"], int(v["closing_peak_live"]))
+        self.assertEqual(m["final_live_bytes"], int(v["closing_final_live"]))
+        self.assertEqual(s["allocs"], int(v["blocks"]))
+        self.assertEqual(s["frees"], int(v["blocks"]))
+        self.assertEqual(s["bytes_live"], 0)
+
+    def test_every_thread_safe_row_replays_it_and_the_others_do_not_apply(self):
+        seen, skipped = {}, []
+        for row in built_rows():
+            with self.subTest(row=row):
+                rc, line, err = cell(row, self.trace)
+                self.assertEqual(rc, 0, err + json.dumps(line))
+                if line["status"] == "skipped" and "thread-safe" in line.get("reason", ""):
+                    skipped.append(row)
+                    continue
+                self.assertEqual(line["status"], "ok", line)
+                self.assertEqual(line.get("alone"), "threaded", line)
+                seen[row] = (line["inputs"], line["expect"], line["ops_per_rep"])
+        self.assertEqual(len(set(seen.values())), 1, seen)
+        self.assertIn("system", seen)
+        self.assertTrue(skipped, "no row said that it is not thread-safe")
 
 
 @unittest.skipUnless(LINUX, "traces are recorded with an LD_PRELOAD library (Linux, glibc)")
