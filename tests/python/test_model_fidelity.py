@@ -18,10 +18,13 @@ PAIRS = {"pool": "boost-pool", "fast_pool": "boost-fast_pool", "fast_pool-mutex"
 
 
 def entry(strategy, instr, workload="list_dupe", size=1010, status="ok", compiler="gcc"):
+    """A counts.csv record; instr None: a cell not counted, its figures empty."""
+    def per(x):
+        return None if instr is None else instr * x
     return {"compiler": compiler, "strategy": strategy, "workload": workload, "size": size, "threads": 1,
             "param": 0.0, "status": status, "reason": "" if status == "ok" else "not built",
-            "instructions_per_op": instr, "d1_misses_per_op": instr / 100, "lld_misses_per_op": 0.0,
-            "i1_misses_per_op": 0.0, "lli_misses_per_op": 0.0, "est_cycles_per_op": instr * 1.5}
+            "instructions_per_op": instr, "d1_misses_per_op": per(0.01), "lld_misses_per_op": 0.0,
+            "i1_misses_per_op": 0.0, "lli_misses_per_op": 0.0, "est_cycles_per_op": per(1.5)}
 
 
 META = {"tool": "valgrind-3.19.0", "caches": {}, "reps": 1, "seed": 1, "formula": "", "baseline": "minimal"}
