@@ -15,7 +15,7 @@ ifeq ($(CC_GIVEN),)
 CC := $(if $(wildcard $(addsuffix /gcc,$(subst :, ,$(PATH)))),gcc,cc)
 endif
 OPT ?= -O2
-# The C++ rows (a strategy source with a .cc file: pmr.cc, boost_lib.cc) compile
+# The C++ rows (a strategy source with a .cc file: pmr.cc, boost_lib.cc ...) compile
 # that file with the C++ compiler of CC's family: g++ beside gcc, clang++ beside
 # clang, c++ beside cc; CXX= names another. Only those files are C++.
 ifeq ($(filter-out default,$(origin CXX)),)

@@ -30,6 +30,12 @@ Row = collections.namedtuple("Row", "name source cflags libs description virtual
 # since they double the matrix.
 VIRTUAL_SUFFIX = "@virtual"
 
+# Each C model beside the library it imitates, (model, library): the rows whose
+# counts should agree where the model is faithful ("model against library" in
+# the count tables and the report).
+MODELS = (("pool", "boost-pool"), ("fast_pool", "boost-fast_pool"),
+          ("fast_pool-mutex", "boost-fast_pool-mutex"), ("monotonic", "pmr-monotonic"))
+
 # make bench EXTERNAL=name:/path/to/libfoo.so[,...] passes its value in this
 # variable: a row system-<name> each, the system source linked by path against
 # that library (the Makefile checks the value first; here bad text is bad input too).

@@ -3,13 +3,18 @@ counts section): per block, each strategy's figures per operation and their
 ratio to the baseline (exact: no interval), and where a block's time ratio
 and count ratio point in opposite directions. It reads typed entries of
 counts.csv (and ratios.csv); it writes nothing."""
-from runfolder import schema
+from runfolder import catalog, schema
 
 FIGURES = (("instructions_per_op", "instr/op"), ("d1_misses_per_op", "D1 miss/op"),
            ("lld_misses_per_op", "LLd miss/op"), ("i1_misses_per_op", "I1 miss/op"),
            ("lli_misses_per_op", "LLi miss/op"), ("est_cycles_per_op", "est cycles/op"))
 # counts are exact: a change this large is a change (the gate's threshold too)
 COUNT_MARGIN = 0.01
+# model against library: the figures set side by side, and how far a model's
+# instructions may be from its library's before the table says so
+FIDELITY = (("instructions_per_op", "instr/op"), ("d1_misses_per_op", "D1 miss/op"),
+            ("est_cycles_per_op", "est cycles/op"))
+FIDELITY_MARGIN = 0.10
 
 
 def legend(meta):
@@ -53,14 +58,66 @@ def rows(entries, baseline):
     return out
 
 
+def _block_order(e):
+    return (e["compiler"], e["workload"], e["size"], e["threads"], e["param"], e["strategy"])
+
+
+def fidelity_head():
+    return (["block", "model", "library"]
+            + [f"{h} {who}" for _, h in FIDELITY for who in ("model", "library", "model/library")] + ["instr off"])
+
+
+def fidelity_rows(entries):
+    """Lines of the table "model against library": for each block where a C
+    model (catalog.MODELS) and its library were both counted, (block, model,
+    library, then per figure of FIDELITY the model's, the library's and their
+    ratio, then "off" where the instructions differ by more than
+    FIDELITY_MARGIN, else "")."""
+    by_key = {schema.key_of(e): e for e in entries if e["status"] == "ok"}
+    out = []
+    for e in sorted(entries, key=_block_order):
+        for model, library in catalog.MODELS:
+            if e["strategy"] != model or e["status"] != "ok":
+                continue
+            k = schema.key_of(e)
+            lib = by_key.get((k[0], library) + k[2:])
+            if lib is None:
+                continue
+            block = f"{e['compiler']} {e['workload']} {e['size']}" + (f" p{e['param']:g}" if e["param"] else "")
+            line, off = [block, model, library], ""
+            for column, _ in FIDELITY:
+                m, b = e.get(column), lib.get(column)
+                r = m / b if m is not None and b else None
+                line += [_num(m), _num(b), "-" if r is None else f"{r:.3f}"]
+                if column == "instructions_per_op" and r is not None and abs(r - 1) > FIDELITY_MARGIN:
+                    off = "off"
+            out.append(line + [off])
+    return out
+
+
+def _columns(lines):
+    widths = [max(len(str(r[i])) for r in lines) for i in range(len(lines[0]))]
+    return "\n".join("  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip() for r in lines)
+
+
+def fidelity_text(entries):
+    """The table "model against library" as text, or "" when no pair was counted."""
+    found = fidelity_rows(entries)
+    if not found:
+        return ""
+    return ("Model against library: each C model's figures per operation beside the library it imitates, in the "
+            f"same block; \"off\" where the model's instructions are more than {100 * FIDELITY_MARGIN:g}% from "
+            "the library's.\n\n" + _columns([fidelity_head()] + found) + "\n")
+
+
 def text(entries, baseline, meta):
     head = ["block", "strategy"] + [h for _, h in FIGURES] + ["x base"]
-    by_block = sorted(entries, key=lambda e: (e["compiler"], e["workload"], e["size"], e["threads"], e["param"],
-                                              e["strategy"]))
+    by_block = sorted(entries, key=_block_order)
     lines = [head] + rows(by_block, baseline)
     widths = [max(len(str(r[i])) for r in lines if i < len(r) - 1 or r is lines[0]) for i in range(len(head) - 1)]
     body = "\n".join("  ".join(str(v).ljust(w) for v, w in zip(r, widths)) + "  " + str(r[-1]) for r in lines)
-    return legend(meta) + "\n\n" + body + "\n"
+    pairs = fidelity_text(entries)
+    return legend(meta) + "\n\n" + body + "\n" + ("\n" + pairs if pairs else "")
 
 
 def disagreements(counts, ratios, margin):

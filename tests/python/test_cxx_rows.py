@@ -1,9 +1,10 @@
 """The C++ rows (a strategy source with a .cc beside its .h and .c: pmr.cc,
-boost_lib.cc): the Makefile's probe keeps them where their source compiles as
-C++17 and leaves out only them, saying what to install, where the C++
-compiler or Boost's headers are missing; a C++ row cannot be the partner; and
-where they are built, the fast path of pmr-monotonic is inlined into the C
-containers (link-time optimisation), not called."""
+boost_lib.cc, boost_fast_lib.cc): the Makefile's probe keeps them where their
+source compiles as C++17 and leaves out only them, saying what to install,
+where the C++ compiler or Boost's headers are missing; a C++ row cannot be the
+partner; and where they are built, the fast paths of pmr-monotonic and of the
+boost-fast_pool rows are inlined into the C containers (link-time
+optimisation), not called."""
 import os
 import re
 import shutil
@@ -17,7 +18,9 @@ from test_runner import BUILD, ROOT  # noqa: E402
 from runfolder import catalog  # noqa: E402
 
 VARIANT = "-cxx-probe-test"
-CXX_ROWS = {"pmr-monotonic": "pmr", "boost-pool": "boost_lib"}
+CXX_ROWS = {"pmr-monotonic": "pmr", "boost-pool": "boost_lib", "boost-fast_pool": "boost_fast_lib",
+            "boost-fast_pool-mutex": "boost_fast_lib"}
+BOOST_ROWS = [r for r in CXX_ROWS if r.startswith("boost-")]
 
 
 def make(*args):
@@ -73,15 +76,16 @@ class Probe(unittest.TestCase):
         with open(os.path.join(self.dir, "boost", "pool", "pool.hpp"), "w") as f:
             f.write("#error no Boost here\n")
         rows, said = self.probe(f"g++ -isystem {self.dir}")
-        self.assertNotIn("boost-pool", rows)
+        self.assertFalse(set(BOOST_ROWS) & rows)
         self.assertIn("pmr-monotonic", rows)
-        self.assertTrue({"system", "minimal", "pool", "monotonic"} <= rows)
-        self.assertRegex(said, r"row boost-pool left out: allocators/boost_lib\.cc does not compile.*libboost-dev")
+        self.assertTrue({"system", "minimal", "pool", "fast_pool", "fast_pool-mutex", "monotonic"} <= rows)
+        for row in BOOST_ROWS:
+            self.assertRegex(said, rf"row {row} left out: allocators/{CXX_ROWS[row]}\.cc does not compile.*libboost-dev")
 
     def test_without_a_cxx_compiler_only_the_cxx_rows_are_left_out(self):
         rows, said = self.probe(os.path.join(self.dir, "no-such-g++"))
         self.assertFalse(set(CXX_ROWS) & rows)
-        self.assertTrue({"system", "minimal", "pool", "monotonic"} <= rows)
+        self.assertTrue({"system", "minimal", "pool", "fast_pool", "fast_pool-mutex", "monotonic"} <= rows)
         for row in CXX_ROWS:
             self.assertRegex(said, rf"row {row} left out: .*install a C\+\+ compiler")
 
@@ -104,6 +108,16 @@ class Inlined(unittest.TestCase):
         # an indirect call in the list workload's push_back would be the vtable's
         text = self.cell("pmr-monotonic")
         self.assertNotRegex(text, r"call\s+\S+ <_ZNSt3pmr25monotonic_buffer_resource11do_allocate")
+
+    def test_boost_fast_pool_calls_are_inlined(self):
+        # fast_pool_allocator's allocate and deallocate, for one object and
+        # for arrays, are templates a C++ container inlines; only Boost's
+        # walks (ordered_malloc(n), free(p, n)) and new blocks stay calls
+        for row in ("boost-fast_pool", "boost-fast_pool-mutex"):
+            with self.subTest(row=row):
+                calls = re.findall(r"(?:call|jmp)\s+\S+ <(boost_fast_lib_(?:alloc|free)(?:_array)?)[>.]",
+                                   self.cell(row))
+                self.assertEqual(calls, [], f"{row}: called, not inlined")
 
 
 if __name__ == "__main__":
