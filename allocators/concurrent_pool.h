@@ -127,7 +127,7 @@ AM_INLINE uint64_t cp_head_word(uint64_t old, uint32_t index) {
 
 #if AM_CP_LOCKED
 /* locked_pool: plain list operations, one mutex around each */
-AM_INLINE void *cp_pop(concurrent_pool_heap *h) {
+AM_FORCE_INLINE void *cp_pop(concurrent_pool_heap *h) {
     am_mutex_lock(h->lock);
     uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
     uint32_t index = (uint32_t)head;
@@ -141,7 +141,7 @@ AM_INLINE void *cp_pop(concurrent_pool_heap *h) {
     return p;
 }
 
-AM_INLINE void cp_push(concurrent_pool_heap *h, cp_link *l) {
+AM_FORCE_INLINE void cp_push(concurrent_pool_heap *h, cp_link *l) {
     am_mutex_lock(h->lock);
     uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
     cp_set_next(l, (uint32_t)head);
@@ -149,7 +149,7 @@ AM_INLINE void cp_push(concurrent_pool_heap *h, cp_link *l) {
     am_mutex_unlock(h->lock);
 }
 #else
-AM_INLINE void *cp_pop(concurrent_pool_heap *h) {
+AM_FORCE_INLINE void *cp_pop(concurrent_pool_heap *h) {
     uint64_t head = atomic_load_explicit(&h->head, memory_order_acquire);
     for (;;) {
         uint32_t index = (uint32_t)head;
@@ -164,7 +164,7 @@ AM_INLINE void *cp_pop(concurrent_pool_heap *h) {
     }
 }
 
-AM_INLINE void cp_push(concurrent_pool_heap *h, cp_link *l) {
+AM_FORCE_INLINE void cp_push(concurrent_pool_heap *h, cp_link *l) {
     uint64_t head = atomic_load_explicit(&h->head, memory_order_relaxed);
     do {
         cp_set_next(l, (uint32_t)head);
@@ -173,7 +173,7 @@ AM_INLINE void cp_push(concurrent_pool_heap *h, cp_link *l) {
 }
 #endif
 
-AM_INLINE void *concurrent_pool_alloc(concurrent_pool_heap *h, size_t n) {
+AM_FORCE_INLINE void *concurrent_pool_alloc(concurrent_pool_heap *h, size_t n) {
     if (AM_UNLIKELY(n > atomic_load_explicit(&h->block_size, memory_order_relaxed)))
         return concurrent_pool_alloc_slow(h, n);
     void *p = cp_pop(h);
@@ -182,7 +182,7 @@ AM_INLINE void *concurrent_pool_alloc(concurrent_pool_heap *h, size_t n) {
     return p;
 }
 
-AM_INLINE void concurrent_pool_free(concurrent_pool_heap *h, void *p, size_t n) {
+AM_FORCE_INLINE void concurrent_pool_free(concurrent_pool_heap *h, void *p, size_t n) {
     if (AM_UNLIKELY(p == NULL)) return;
     size_t bs = atomic_load_explicit(&h->block_size, memory_order_relaxed);
     if (AM_UNLIKELY(n > bs)) {

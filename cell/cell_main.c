@@ -451,8 +451,7 @@ int main(int argc, char **argv) {
     const char *name = am_trace_setup(a.workload, a.trace);
     if (!name) return 2;
     const am_workload *w = am_workload_find(name);
-    /* a trace of several threads replays on as many: a threaded workload */
-    if (am_replay_current && am_replay_current->threads > 1) w = &am_workload_trace_threads;
+    w = am_trace_workload(w); /* a trace of several threads replays on as many */
     if (!w) {
         fprintf(stderr, "am-cell: unknown workload '%s'; valid:", a.workload);
         for (int i = 0; am_workloads[i]; i++) fprintf(stderr, " %s", am_workloads[i]->name);

@@ -53,6 +53,7 @@
 #define am_thread_start partner_am_thread_start
 #define am_thread_token partner_am_thread_token
 #define am_thread_yield partner_am_thread_yield
+#define am_trace_workload partner_am_trace_workload
 #define am_vm_evict partner_am_vm_evict
 #define am_vm_release partner_am_vm_release
 #define am_vm_reserve partner_am_vm_reserve
@@ -82,7 +83,6 @@
 #define am_workload_thrash_pool_sort partner_am_workload_thrash_pool_sort
 #define am_workload_thrash_pool_sort_list_int partner_am_workload_thrash_pool_sort_list_int
 #define am_workload_trace partner_am_workload_trace
-#define am_workload_trace_threads partner_am_workload_trace_threads
 #define am_workload_utilization partner_am_workload_utilization
 #define am_workload_vector_dupe partner_am_workload_vector_dupe
 #define am_workload_vector_of_lists partner_am_workload_vector_of_lists

@@ -96,8 +96,9 @@ typedef struct am_replay {
  * unit through am_partner_job) before the oracle runs; NULL: none given. */
 extern const am_replay *am_replay_current;
 
-/* The workload trace for a trace of several threads: the same, but threaded
- * (its threads time themselves, and it runs without the partner). */
-extern const struct am_workload am_workload_trace_threads;
+/* The workload a cell runs for w: for the workload trace and a trace of
+ * several threads, the same but threaded (its threads time themselves, and it
+ * runs without the partner); else w. */
+const struct am_workload *am_trace_workload(const struct am_workload *w);
 
 #endif

@@ -487,7 +487,9 @@ const am_workload am_workload_trace = {
     .min_bytes = NULL,
 };
 
-const am_workload am_workload_trace_threads = {
+/* a trace of several threads: the same workload, threaded (its threads time
+ * themselves, and it runs without the partner); not a workload of its own name */
+static const am_workload trace_threaded = {
     .name = "trace",
     .summary = "a recorded program's calls (--trace FILE, docs/trace.md) replayed in order, each thread's on a thread of its own",
     .sizes = trace_sizes,
@@ -501,3 +503,7 @@ const am_workload am_workload_trace_threads = {
     .age = 0,
     .min_bytes = NULL,
 };
+
+const am_workload *am_trace_workload(const am_workload *w) {
+    return w == &am_workload_trace && am_replay_current && am_replay_current->threads > 1 ? &trace_threaded : w;
+}

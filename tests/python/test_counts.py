@@ -322,7 +322,7 @@ class ClockFree(unittest.TestCase):
 
     def test_the_settings_are_in_counts_json_and_the_legend(self):
         meta = counts.settings(argparse.Namespace(baseline="monotonic", order=[], workloads=[], quick=True,
-                                                  sizes=[], compilers=[], listing={}), 1, "valgrind-3.19.0")
+                                                  sizes=[], compilers=[], listing={}, traces={}), 1, "valgrind-3.19.0")
         self.assertEqual(meta["environment"]["MIMALLOC_ALLOW_DECOMMIT"], "0")
         self.assertIn("MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1", count_tables.legend(meta))
 
