@@ -208,6 +208,22 @@ static void trace_metrics(am_job *job, const am_replay *r) {
 #endif
 }
 
+/* After a new block p of a call that is neither malloc nor an aligned
+ * allocation: calloc's zeroing, or a resize by copy's copy of the old block
+ * (read back into *sum). The block the call ends, or NULL. Out of the loop:
+ * the common calls pay no test of it but the one of their kind. */
+static AM_NOINLINE void *trace_fill(void *p, const am_replay_op *op, void **ptr, uint64_t *sum) {
+    if (op->kind == AM_RP_CALLOC) {
+        memset(p, 0, op->size);
+        return NULL;
+    }
+    void *gone = ptr[op->old_slot]; /* read before the new block takes its slot: it may be the old one's */
+    size_t kept = op->old_size < op->size ? op->old_size : op->size;
+    memcpy(p, gone, kept);
+    *sum += trace_read(p, kept);
+    return gone;
+}
+
 /* The calls from op to end, the stamps from v on, the stamps read back added
  * to *sum: the replay's one loop, and in it the one call site of the
  * strategy's allocate and the one of its free. Where it stopped: end, or the
@@ -220,9 +236,9 @@ static AM_NOINLINE const am_replay_op *trace_calls_run(am_heap *h, const am_repl
     (void)r;
     for (; op < end; op++, v++) {
         size_t n = op->size;
-        void *p, *gone = NULL; /* the block the call frees, */
-        size_t gone_n = 0;     /* its size */
-        unsigned gone_align = 0;
+        void *p, *gone; /* the block the call frees, */
+        size_t gone_n;  /* its size */
+        unsigned gone_align;
         trace_count(r, op);
         if (op->kind == AM_RP_FREE) {
             gone = ptr[op->slot];
@@ -230,30 +246,23 @@ static AM_NOINLINE const am_replay_op *trace_calls_run(am_heap *h, const am_repl
             gone_align = op->align_log2;
             sum += trace_read(gone, n);
         } else {
-            size_t old_n = op->old_size, kept = old_n < n ? old_n : n;
-            if (op->kind == AM_RP_REALLOC) {
-                gone = ptr[op->old_slot]; /* read first: the new block may take the old one's slot */
-                gone_n = old_n;
-                gone_align = op->old_align_log2;
-                if (trace_resizes_in_place(h, op)) {
-                    p = am_realloc(trace_heap_of(h, n), gone, old_n, n);
-                    if (AM_UNLIKELY(!p)) break;
-                    sum += trace_read(p, kept);
-                    trace_stamp(p, n, v);
-                    ptr[op->slot] = p;
-                    continue;
-                }
+            if (AM_UNLIKELY(op->kind == AM_RP_REALLOC) && trace_resizes_in_place(h, op)) {
+                size_t old_n = op->old_size;
+                p = am_realloc(trace_heap_of(h, n), ptr[op->old_slot], old_n, n);
+                if (AM_UNLIKELY(!p)) break;
+                sum += trace_read(p, old_n < n ? old_n : n);
+                trace_stamp(p, n, v);
+                ptr[op->slot] = p;
+                continue;
             }
             p = trace_alloc(h, n, op->align_log2);
             if (AM_UNLIKELY(!p)) break;
-            if (op->kind == AM_RP_CALLOC) memset(p, 0, n);
-            if (gone) { /* a resize by copy: the old block goes below */
-                memcpy(p, gone, kept);
-                sum += trace_read(p, kept);
-            }
+            gone = AM_LIKELY(op->kind <= AM_RP_ALIGNED) ? NULL : trace_fill(p, op, ptr, &sum);
             trace_stamp(p, n, v);
             ptr[op->slot] = p;
-            if (!gone) continue;
+            if (AM_LIKELY(!gone)) continue;
+            gone_n = op->old_size; /* a resize by copy: the old block goes below */
+            gone_align = op->old_align_log2;
         }
         trace_free(h, gone, gone_n, gone_align);
     }

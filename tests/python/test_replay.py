@@ -17,6 +17,8 @@ docs/trace.md, "Replay"), through cells built as make builds them:
   resize each other's blocks) replays on as many threads through every row
   of the build: faithful to its closing record, one checksum and digest on
   every thread-safe row, "not applicable" on the others;
+- the replay's own instructions a call (workloads/trace.c's, under
+  callgrind, gcc) at most 25 on the malloc row and minimal;
 - make bench TRACE="a b" (the runner's --trace): each trace's cells, of the
   workload trace:NAME, for every strategy, alone or beside the WORKLOADS
   given; a trace that cannot be read or decoded, an empty one, a folder, two
@@ -28,6 +30,7 @@ import csv
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,7 +39,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_recorder import INFO, KINDS, LIB, LINUX, ROOT, make  # noqa: E402
-from test_runner import BUILD, ensure_cells, read_csv, run  # noqa: E402
+from test_runner import BUILD, COMPILER, ensure_cells, read_csv, run  # noqa: E402
 
 ROWS = "system,pool,concurrent_pool,monotonic"
 
@@ -248,6 +251,53 @@ int main(void) {
     return 0;
 }
 """
+
+
+def replay_own_instructions(exe, trace, reps):
+    """callgrind's instructions inside trace_run, from the lines of
+    workloads/trace.c alone, and the calls a repetition makes"""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, "--toggle-collect=*trace_run*",
+                            exe, "--workload", "trace:py", "--trace", trace, "--size", "1", "--samples", "1",
+                            "--reps", str(reps), "--alone"], capture_output=True, text=True, check=True)
+        ops = json.loads(p.stdout.strip().splitlines()[-1])["ops_per_rep"]
+        text = subprocess.run(["callgrind_annotate", "--auto=no", "--inclusive=no", out],
+                              capture_output=True, text=True, check=True).stdout
+    own = 0
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+) .*\s(\S+):\S+", line)
+        if m and m.group(2).endswith("workloads/trace.c"):
+            own += int(m.group(1).replace(",", ""))
+    return own, ops
+
+
+@unittest.skipUnless(LINUX and shutil.which("valgrind") and shutil.which("callgrind_annotate"),
+                     "needs Linux (the recorder) and valgrind")
+class ReplayCost(unittest.TestCase):
+    """The replay's own instructions a call (those of workloads/trace.c's
+    lines, the strategy's inlined fast paths and the library apart), at most
+    25, as the harness of alloc_* is held to its bound: the difference of two
+    --reps values, over a trace of a real program, in gcc's measured build
+    (valgrind 3.19 cannot read clang 14's debug information)."""
+    BOUND = 25
+    REPS = (10, 30)
+
+    def test_the_replay_costs_at_most_25_instructions_a_call(self):
+        if COMPILER != "gcc":
+            self.skipTest("the build is not gcc's")
+        ensure_cells("system,minimal")
+        tmp = tempfile.mkdtemp(prefix="am-replay-cost-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        trace = os.path.join(tmp, "py.trace")
+        p = make("record", "TRACE=" + trace, "CMD=python3 -c 'd = [{i: str(i)} for i in range(2000)]'")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        for row in ("system", "minimal"):
+            exe = os.path.join(ROOT, BUILD, "bin", "am-cell-" + row)
+            (few, ops), (more, _) = (replay_own_instructions(exe, trace, r) for r in self.REPS)
+            got = (more - few) / ((self.REPS[1] - self.REPS[0]) * ops)
+            with self.subTest(row=row):
+                self.assertLessEqual(got, self.BOUND, f"{row}: {got:.1f} instructions of the replay's own a call")
 
 
 def built_rows():
