@@ -92,7 +92,7 @@ static void test_trace_replays_on_threads(void) {
     static am_replay r;
     tt_build(&r);
     am_replay_current = &r;
-    const am_workload *w = am_trace_workload(&am_workload_trace);
+    const am_workload *w = am_trace_workload(am_workload_find("trace"));
     CHECK(w->threaded);
     for (int rep = 0; rep < 20; rep++) {
         am_job job;
