@@ -168,7 +168,7 @@ def work_code(code, w):
     or where the workload keeps its loop out of line (trace: one copy of the
     strategy's inlined calls for every caller), w_calls_run"""
     for name in code:
-        if name == w + "_calls_run" or name.startswith(w + "_calls_run."):
+        if name == w + "_calls_run" or name.startswith(w + "_calls_run.") and not name.endswith(".cold"):
             return code[name]
     return code[w + "_run"]
 
