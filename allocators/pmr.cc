@@ -3,6 +3,7 @@
 // do_allocate is called directly; with link-time optimisation they inline into
 // the C containers. No exception leaves this file: out of memory is NULL.
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory_resource>
 #include <new>
@@ -21,6 +22,10 @@ public:
 
 private:
     void *do_allocate(std::size_t n, std::size_t align) override {
+        // no object is larger than PTRDIFF_MAX: refused here, since a
+        // sanitizer's operator new ends the process on such a size instead of
+        // throwing (a huge request grows past it by the resource's header)
+        if (n > static_cast<std::size_t>(PTRDIFF_MAX)) throw std::bad_alloc();
         if (heap_->limit != 0 && (n > heap_->limit || heap_->reserved > heap_->limit - n)) throw std::bad_alloc();
         void *p = next_->allocate(n, align);
         heap_->reserved += n;
