@@ -387,7 +387,7 @@ BENCH_ARGS := $(call opt,--allocators,$(ALLOCATORS)$(if $(ALLOCATORS),$(foreach 
 	$(if $(filter 1 yes,$(QUICK)),--quick) $(call opt,--out,$(OUT)) \
 	$(call opt,--margin,$(MARGIN)) $(call opt,--revisits,$(REVISITS)) $(call opt,--budget,$(BUDGET)) \
 	$(if $(filter 1,$(VIRTUAL)),--virtual) $(foreach t,$(TRACE),--trace $(call shell_word,$(t))) \
-	$(call shell_words,$(BENCH_FLAGS))
+	$(if $(TRACE)$(WORKLOADS)$(SUITE),,--shipped-traces) $(call shell_words,$(BENCH_FLAGS))
 # shell snippets: $$ccs = the checked commands, then each one's cells built in
 # build/<name>$(VARIANT)/ by a sub-make, $$names = those folders for --compilers
 # QUICK=1 without COMPILERS measures one compiler: CC when given, else gcc
@@ -544,7 +544,9 @@ Variables (make VAR=value ...):
   BUDGET=S           make bench: seconds the run may take before its revisits stop (QUICK=1: 55)
   TRACE="a.trace b.trace"   make bench and count: each recorded trace replayed through every strategy, the
                      workload trace:NAME (NAME: the file's name without its extension); alone,
-                     the run measures the traces alone, WORKLOADS= adds others (docs/trace.md)
+                     the run measures the traces alone, WORKLOADS= adds others (docs/trace.md).
+                     Without TRACE, WORKLOADS and SUITE, make bench adds the traces in traces/
+                     to the default suite (QUICK=1: python-csv)
   V=1                every compiler command of the build (default: a line a row)
   PARTNER=minimal    the row every one-thread cell is timed beside, sample by sample, in its own
                      process (docs/bench.md, "The partner"); a row without a library of its own

@@ -139,6 +139,10 @@ def make_parser():
                          "the workload trace:NAME, NAME the file's name without its extension; give it "
                          "again for several; with traces alone a run measures them alone (--workloads "
                          "adds others)")
+    ap.add_argument("--shipped-traces", action="store_true",
+                    help="without --trace and --workloads, add the traces of real programs in traces/ to the "
+                         "suite's workloads (--quick: python-csv alone); make bench passes it when TRACE, "
+                         "WORKLOADS and SUITE are unset")
     ap.add_argument("--suite", default="default", metavar="NAME",
                     help="without --workloads, the workloads of this suite: default (what fits make bench's "
                          "time budget), dimensions (the six dimensions of allocation), all (default: default)")

@@ -259,6 +259,22 @@ TRACE_PREFIX = "trace:"
 TRACE_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 
 
+# the traces of real programs the default run measures beside its suite
+# (traces/README.md); QUICK's time budget has room for the smallest alone
+SHIPPED_TRACES = os.path.join(catalog.ROOT, "traces")
+QUICK_TRACE = "python-csv.trace"
+
+
+def _shipped_traces(quick):
+    """the paths of traces/*.trace, or QUICK's one; [] where there are none"""
+    if not os.path.isdir(SHIPPED_TRACES):
+        return []
+    names = sorted(f for f in os.listdir(SHIPPED_TRACES) if f.endswith(".trace"))
+    if quick:
+        names = [n for n in names if n == QUICK_TRACE]
+    return [os.path.join(SHIPPED_TRACES, n) for n in names]
+
+
 def _traces(paths):
     """{trace:NAME: absolute path} of the --trace files, in the order given;
     UsageError for a file that cannot be read, is empty or a folder, a name
@@ -365,14 +381,19 @@ def plan(args):
         allocators = allocators + [control]
     order = [r for r in every_built if r in allocators]
 
-    traces = _traces(getattr(args, "trace", None))
+    given = getattr(args, "trace", None)
+    traces = _traces(given)
+    shipped = {}
+    if getattr(args, "shipped_traces", False) and not given and not args.workloads and args.suite == "default":
+        shipped = _traces(_shipped_traces(args.quick))
     listing = {c: cell_protocol.list_workloads(catalog.cell_exe(catalog.bin_dir(args.build_root, c), rows_of[c][0]))
                for c in compilers}
-    if traces:
-        listing = _with_traces(listing, traces)
+    if traces or shipped:
+        listing = _with_traces(listing, {**traces, **shipped})
     wl = {w["name"]: w for w in listing[compilers[0]]["workloads"]}
     # traces alone: a run of the traces alone; --workloads adds others
     names = list(args.workloads or ([] if traces else catalog.suite_workloads(wl.values(), args.suite)))
+    traces = {**traces, **shipped}
     names += [n for n in traces if n not in names]
     for n in names:
         if n.startswith(TRACE_PREFIX) and n not in wl:
