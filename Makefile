@@ -316,7 +316,7 @@ runner/row_unit.c runner/cell_main.c: ;
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/tests/*/*.d $(BUILD)/common/*/*.d)
 
 # ---- the commands ----
-.PHONY: test test-windows bench count list report plots clean help hyperfine compare compiler-info check fuzz fuzz-selftest \
+.PHONY: test test-windows bench count list report plots clean help hyperfine preload compare compiler-info check fuzz fuzz-selftest \
 	record trace-info
 # A value a user gives (ALLOCATORS=, OUT=, RUN= ...) reaches the shell only as
 # one quoted word, so that `;`, spaces or quotes in it are the program's to
@@ -444,6 +444,23 @@ hyperfine:
 	$(PYTHON) -m runner.hyperfine --compilers $$names $(HF_ARGS); \
 	$(KEEP_STATUS)
 
+# make preload CMD='program args' [TRACE=its trace] [RUN=folder]: the program
+# itself under each malloc library (LD_PRELOAD), timed in rounds by hyperfine,
+# beside the replay of TRACE in RUN (runner/preload.py); the malloc rows' cells
+# are built first, as their links name each library's file
+MALLOC_ROWS := $(strip $(foreach r,$(ALL_ROWS),$(if $(and $(filter system,$(call row_source,$(r))),$(filter \
+	-,$(call row_field,$(r),3))),$(r))))
+MALLOC_ROWS_LIST := $(subst $(eval) ,$(comma),$(MALLOC_ROWS))
+preload:
+	@if [ -z $(call shell_word,$(CMD)) ]; then echo "allocmark: make preload needs CMD='program and its arguments'" >&2; exit 2; fi; \
+	$(PYTHON) -m runner.preload --check --cmd $(call shell_word,$(CMD)) $(call opt,--allocators,$(ALLOCATORS)) || exit 2; \
+	tools/need.sh --for "make preload" hyperfine hyperfine || exit 0; \
+	$(SUBMAKE) --no-print-directory -j$$(nproc 2>/dev/null || echo 2) cells \
+		ALLOCATORS=$(call shell_word,$(or $(ALLOCATORS),$(MALLOC_ROWS_LIST))) || exit 1; \
+	$(PYTHON) -m runner.preload --cmd $(call shell_word,$(CMD)) --run $(call shell_word,$(RUN)) \
+		--compiler $(CCNAME)$(VARIANT) $(call opt,--trace,$(TRACE)) $(call opt,--allocators,$(ALLOCATORS)) \
+		$(call opt,--rounds,$(ROUNDS)) $(call opt,--seed,$(SEED)); $(KEEP_STATUS)
+
 # make compare RUNS="results/a results/b" [BASE=results/x] [MARGIN=0.02] [OUT=dir]
 compare:
 	@$(PYTHON) -m runner.compare $(call opt,--base,$(BASE)) $(call shell_words,$(RUNS)) $(call opt,--margin,$(MARGIN)) \
@@ -517,6 +534,9 @@ allocmark: benchmark and compare allocator strategies (README.md, docs/).
   make record TRACE=FILE CMD='program and its arguments'   run the program under the recorder
                      (Linux, glibc): its malloc, free ... calls into FILE, one trace a process
                      (docs/trace.md); exits with the program's status, 2 when it cannot start
+  make preload CMD='program args' [TRACE=FILE]   the program itself under each malloc library
+                     (LD_PRELOAD), timed in rounds by hyperfine, held against the replay of its
+                     trace in RUN (docs/trace.md, "Held against the program")
   make trace-info TRACE=FILE   a trace's profile: calls by kind, threads, sizes, lifetimes, peak
                      and final live bytes, cross-thread frees; a cut trace says where it ends
   make fuzz          fuzz every row for FUZZ_SECONDS (default 60) each, clang + libFuzzer

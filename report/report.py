@@ -49,6 +49,7 @@ class Page(Pieces, ResultSections, DimensionSections, RunSections, CountSections
         self.compilers_section(groups)
         self.counts_section()
         self.hyperfine_section()
+        self.preload_section()
         self.stats_section(groups)
         self.metrics_section()
         self.failed_section()

@@ -5,6 +5,8 @@ import json
 import os
 
 from report.pieces import esc, fmt, fmt_int, fmt_ratio
+from runfolder import preload
+from runfolder.errors import RunError
 
 
 class RunSections:
@@ -60,6 +62,37 @@ class RunSections:
                         f'</tbody></table></div><p class="muted">From <a href="{esc(name)}">{esc(name)}</a>.</p>')
         self.section("hyperfine", "Whole-process timings (hyperfine)", "\n".join(body))
 
+
+    def preload_section(self):
+        """make preload: the program itself under each malloc library, beside
+        the replay of its trace among the same libraries"""
+        run = self.run
+        try:
+            found = preload.read_all(run.folder)
+        except (OSError, RunError) as e:
+            run.problem("preload", str(e))
+            return
+        if not found:
+            return
+        compiler = preload.first_compiler(run.meta, run.compilers[0] if run.compilers else "")
+        body = ['<p>The program itself, run under each malloc library (<code>LD_PRELOAD</code>) by '
+                '<code>make preload</code>, in rounds that run it once under every library in a shuffled '
+                'order: its own times beside its replay\'s ratios among the same libraries, the check of '
+                'the replay where one can be made.</p>']
+        for p in found:
+            replay = preload.replay_ratios(run.ratios, p.trace, compiler) if p.trace else {}
+            lines, verdict = preload.compare(p, replay)
+            rows = [f'<tr><td><code>{esc(x.row)}</code></td><td class="num">{fmt(x.seconds * 1000)}</td>'
+                    f'<td class="num">{preload.ratio_text(x.ratio)}</td><td>{"yes" if x.in_group else ""}</td>'
+                    f'<td class="num">{fmt_ratio(x.replay) if x.replay is not None else "—"}</td></tr>'
+                    for x in lines]
+            body.append(f'<h3>{esc(p.name)}</h3><p><code>{esc(preload.command_text(p))}</code>, {p.rounds} '
+                        f'rounds{", against " + esc(p.trace) + " (" + esc(compiler) + ")" if p.trace else ""}.</p>'
+                        '<div class="scroll"><table><thead><tr><th>library</th><th>median (ms)</th>'
+                        '<th>ratio to system [95%]</th><th>fastest group</th><th>replay ratio</th></tr></thead>'
+                        f'<tbody>{"".join(rows)}</tbody></table></div>'
+                        f'<p>{esc(preload.verdict_text(p, verdict))}</p>')
+        self.section("preload", "The program itself under each malloc library", "\n".join(body))
 
     def method_section(self):
         m = self.run.meta

@@ -101,7 +101,7 @@ class DryRunWritesNothing(unittest.TestCase):
              ["test"], ["check"], ["fuzz"], ["fuzz-selftest"], ["test-windows"], ["bench"],
              ["bench", "QUICK=1"], ["count"], ["count", "SHARD=1/2"], ["count", "MERGE=a b", "OUT=c"],
              ["hyperfine"], ["compare", "RUNS=results/a results/b"], ["report"],
-             ["plots"], ["compiler-info"], ["record", "TRACE=x.trace", "CMD=true"], ["trace-info", "TRACE=x.trace"],
+             ["plots"], ["compiler-info"], ["record", "TRACE=x.trace", "CMD=true"], ["trace-info", "TRACE=x.trace"], ["preload", "CMD=true"],
              ["cells", "OPT=-O3"], ["all", "VARIANT=-dry-run"],
              ["tests-build", "DEBUG=1"], ["cells", "tests-build", "ALLOCATORS=system"],
              ["all", "CC=x86_64-w64-mingw32-gcc"], [f"build/{CC}-dry-run/tests/pool/test_list", "VARIANT=-dry-run"]]
