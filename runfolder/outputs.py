@@ -10,7 +10,7 @@ import sys
 import tempfile
 import textwrap
 
-from runfolder import aggregate, digest, schema, tables
+from runfolder import aggregate, digest, schema, tables, workload_tables
 from runfolder.schema import SAMPLE_COLS, SUMMARY_COLS, RATIO_COLS, METRIC_COLS
 
 def write_atomic(path, text, staged=None):
@@ -147,10 +147,10 @@ def table_text(done, ratio_list, versus, baseline, order, cpus, markdown, marks=
     metrics = {m.cell.key(): m.result.metrics if m.result else {} for m in done}
     for workload, fact in (facts or {}).items():
         if fact.get("bench_lines"):
-            t += tables.build_bench_lines(summary, metrics, workload, fact["bench_lines"], order)
+            t += workload_tables.build_bench_lines(summary, metrics, workload, fact["bench_lines"], order)
     for workload, fact in (facts or {}).items():
         if fact.get("slowdown"):
-            t += tables.build_slowdown(summary, metrics, workload, order)
+            t += workload_tables.build_slowdown(summary, metrics, workload, order)
     if markdown:
         return tables.render_markdown(t, legend_once=True)
     return tables.render_text(t, width=tables.WIDTH, legend_once=True)

@@ -119,7 +119,7 @@ def _tp_label(threads, param, cpus):
     return f"{threads}{mark} / {p}"
 
 
-def _cell_text(r):
+def cell_text(r):
     if r is None:
         return "-"
     if r["status"] == "skipped":
@@ -175,6 +175,19 @@ def _count_cells(entry, counts, baseline):
     return [f"{e['instructions_per_op']:.4g}", "-" if ratio is None else f"{ratio:.3f}"]
 
 
+# a replayed trace's block answers both halves of its user's question: the
+# time, and the memory each row took for the program's allocations
+TRACE_PREFIX = "trace:"
+MEMORY_LEGEND = ("reserved/live = bytes the strategy held at its peak over the trace's own peak live bytes "
+                 "(the -stats build's reserved_peak over bytes_peak; - where the strategy cannot say, as "
+                 "malloc); peak RSS = the measuring process's, the decoded trace included")
+
+
+def _memory_cells(r):
+    reserved, live = r.get("reserved_peak"), r.get("bytes_peak")
+    return [f"{reserved / live:.2f}" if reserved and live else "-", bytes_text(r.get("peak_rss_bytes"))]
+
+
 def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), groups=None, counts=None):
     """Tables as dicts {title, header, lines, legend}; lines of strings: one
     table per block (compiler, workload, size, threads, param), a line per
@@ -205,7 +218,7 @@ def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), 
         lines = []
         for r in cells:
             ok = _status_rank(r) == 0
-            time = time_interval(r) if ok else _cell_text(r)
+            time = time_interval(r) if ok else cell_text(r)
             line = [IN_GROUP if r["strategy"] in members else "", r["strategy"], time]
             if compared:
                 line.append("baseline" if r["strategy"] == baseline else _ratio_text(ratio_at.get(_at(r))))
@@ -216,14 +229,19 @@ def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), 
         if counted:
             for line, r in zip(lines, cells):
                 line += _count_cells(r, counts, baseline)
+        replayed = workload.startswith(TRACE_PREFIX)
+        if replayed:
+            for line, r in zip(lines, cells):
+                line += _memory_cells(r)
         header = ["", "strategy", "time/op [95%]"] + ([f"/{baseline} [95%]"] if compared else []) + ["spread"] + \
-            (["instr/op", "cyc/base"] if counted else [])
+            (["instr/op", "cyc/base"] if counted else []) + (["reserved/live", "peak RSS"] if replayed else [])
         over = f" {OVERSUBSCRIBED}" if cpus and threads > cpus else ""
         note = yardstick.partner_note([ratio_at[_at(r)] for r in cells if _at(r) in ratio_at]) if compared else ""
         moved = f" ({yardstick.MOVED})" if note else ""
         tables.append({"title": f"{compiler}: {workload} size {size}" + variant_suffix(threads, param) + over + moved,
                        "header": header, "lines": lines, "align": "ll" + "r" * (len(header) - 2),
                        "legend": block_legend(baseline, marks, compared) + ("; " + COUNTS_LEGEND if counted else "") +
+                       ("; " + MEMORY_LEGEND if replayed else "") +
                        (f"; {OVERSUBSCRIBED} = more threads than the {cpus} CPUs (oversubscribed)" if over else ""),
                        "note": note})
     return tables
@@ -316,88 +334,8 @@ def build_versus(summary, versus, strategies=None, cpus=None, shared=None, marks
     return tables
 
 
-def _ops_text(ns):
-    return "-" if not ns else f"{1e9 / ns:.2f}"
-
-
-def _bytes_text(b):
+def bytes_text(b):
     return "-" if not b else f"{float(b) / (1 << 20):.1f}MB"
-
-
-def build_bench_lines(summary, metrics, workload, ref, strategies=None):
-    """OSRM's benchmark lines (its query heap's) for one workload, a table per
-    (compiler, size, threads): ops/s with half the 95% interval, best, the
-    per-query latencies the cell reported (metrics: cell key -> {name: value}),
-    peak RSS and the throughput change against ref (system malloc)."""
-    order = list(strategies or [])
-    groups = {}
-    for r in summary:
-        if r["workload"] != workload or r["status"] != "ok":
-            continue
-        groups.setdefault((r["compiler"], r["size"], r["threads"], r["param"]), {})[r["strategy"]] = r
-    tables = []
-    for (compiler, size, threads, param), cells in groups.items():
-        present = [x for x in order if x in cells] + sorted(x for x in cells if x not in order)
-        base = cells[ref][schema.MEDIAN] if ref in cells else None
-        out = []
-        for name in present:
-            r = cells[name]
-            med, lo, hi = (r[k] for k in (schema.MEDIAN, "ci_low_ns", "ci_high_ns"))
-            half = (1e9 / lo - 1e9 / hi) / 2 if lo and hi else None
-            m = metrics.get((compiler, name, workload, size, threads, param), {})
-            lat = [format_time(m.get(k)) for k in ("latency_mean_ns", "latency_p50_ns", "latency_p95_ns",
-                                                     "latency_p99_ns")]
-            change = f"{(base / med - 1) * 100:+.0f}%" if base and med and name != ref else "-"
-            out.append([name, f"{_ops_text(med)} \u00b1 {half:.2f}" if half is not None else _ops_text(med),
-                        _ops_text(r["min_ns_per_op"])] + lat +
-                       [_bytes_text(r["peak_rss_bytes"]), change])
-        tables.append({"title": f"{compiler}: {workload} benchmark lines (size {size}, threads {threads})",
-                       "header": ["strategy", "ops/s", "best ops/s", "avg", "p50", "p95", "p99", "Peak RAM",
-                                  f"ops/s vs {ref}"],
-                       "lines": out,
-                       "legend": "ops/s = queries per second, median of the visits \u00b1 half its 95% "
-                                 "interval; best = the fastest sample; latencies of single queries "
-                                 f"in the last repetition; Peak RAM = the cell's peak RSS; vs {ref}: above 0 = "
-                                 "more queries per second"})
-    return tables
-
-
-def build_slowdown(summary, metrics, workload, strategies=None):
-    """Time per op at each param over the same strategy's time at param 0, with
-    the resident share the cell measured before its queries (metric resident_pct):
-    one table per (compiler, size, threads), a line per param."""
-    order = list(strategies or [])
-    groups = {}
-    for r in summary:
-        if r["workload"] != workload:
-            continue
-        groups.setdefault((r["compiler"], r["size"], r["threads"]), []).append(r)
-    tables = []
-    for (compiler, size, threads), cells in groups.items():
-        present = [x for x in order if any(r["strategy"] == x for r in cells)]
-        present += sorted({r["strategy"] for r in cells} - set(present))
-        at = {(r["strategy"], r["param"]): r for r in cells}
-        out = []
-        for param in sorted({r["param"] for r in cells}):
-            line = [f"{param:g}"]
-            for name in present:
-                r, r0 = at.get((name, param)), at.get((name, 0.0))
-                if r is None or r["status"] != "ok":
-                    line.append(_cell_text(r))
-                    continue
-                m = metrics.get((compiler, name, workload, size, threads, r["param"]), {})
-                res = m.get("resident_pct")
-                t = r[schema.MEDIAN]
-                t0 = r0[schema.MEDIAN] if r0 and r0["status"] == "ok" else None
-                text = f"{t / t0:.2f}x" if t and t0 else "-"
-                line.append(text + (f" ({float(res):.0f}%)" if res is not None else ""))
-            out.append(line)
-        tables.append({"title": f"{compiler}: {workload} slowdown against 0% evicted (size {size}, threads {threads})",
-                       "header": ["% evicted"] + present, "lines": out,
-                       "legend": "median time per op over the same strategy's at 0% evicted; in brackets the "
-                                 "share of the structure's pages resident after eviction, before the queries "
-                                 "(anonymous memory without swap stays resident: no slowdown to see)"})
-    return tables
 
 
 def _chunks(header, lines, width):

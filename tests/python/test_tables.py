@@ -124,6 +124,25 @@ class Counts(unittest.TestCase):
         self.assertEqual(len(small["align"]), len(small["header"]))
 
 
+class TraceMemory(unittest.TestCase):
+    """a replayed trace's block: each row's memory beside its time"""
+
+    def test_reserved_over_the_traces_peak_live_and_peak_rss(self):
+        def trace_row(strategy, median, reserved, rss):
+            return dict(srow(strategy, 1, median, workload="trace:prog"), bytes_peak=4 << 20,
+                        reserved_peak=reserved, peak_rss_bytes=rss)
+        summary = [trace_row("system", 30.0, 0, 50 << 20), trace_row("monotonic", 10.0, 10 << 20, 60 << 20),
+                   srow("system", 10, 29.6)]
+        replay, other = tables.build(summary, [], "system")
+        self.assertEqual(replay["header"][-2:], ["reserved/live", "peak RSS"])
+        by = {line[1]: line for line in replay["lines"]}
+        self.assertEqual(by["monotonic"][-2:], ["2.50", "60.0MB"])
+        self.assertEqual(by["system"][-2:], ["-", "50.0MB"])  # malloc cannot say what it reserved
+        self.assertIn("reserved/live = ", replay["legend"])
+        self.assertNotIn("reserved/live", other["header"])
+        self.assertEqual(len(replay["align"]), len(replay["header"]))
+
+
 class Render(unittest.TestCase):
     def setUp(self):
         self.t = tables.build(SUMMARY, RATIOS, "system", ["system", "pool", "minimal"])
