@@ -127,6 +127,42 @@ def table(folder):
     return "\n".join([BEGIN, head, "", header, rule] + lines + [END]) + "\n"
 
 
+TRACES_BEGIN = "<!-- traces table: made by report/readme_table.py from docs/reference-run; do not edit -->"
+TRACES_END = "<!-- end of the traces table -->"
+TRACE_PREFIX = "trace:"
+
+
+def trace_table(folder):
+    """The README's block of the shipped traces' replays in the reference
+    run: each trace's fastest group and the columns' times per call; None
+    when the run replayed no trace."""
+    run = rundir.load_strict(folder, need=("summary.csv", "meta.json"))
+    groups = groups_of(run)
+    traces = sorted({k[2] for k in run.by_key if k[2].startswith(TRACE_PREFIX)})
+    lines = []
+    for workload in traces:
+        for compiler in run.compiler_names():
+            at = {k[1]: e for k, e in run.by_key.items() if (k[0], k[2]) == (compiler, workload)}
+            if not at:
+                continue
+            members = (groups or {}).get(next((k[0], k[2], k[3], k[4], k[5]) for k in run.by_key
+                                              if (k[0], k[2]) == (compiler, workload)), [])
+            ok = sum(e["status"] == "ok" for e in at.values())
+            fastest = f"{', '.join(members)} ({len(members)} of {ok})" if members else "-"
+            lines.append(f"| `{workload}` | {compiler} | {fastest} | " +
+                         " | ".join(_cell_text(at.get(s)) for s, _ in COLUMNS) + " |")
+    if not lines:
+        return None
+    where, source = _run_line(folder, run)
+    head = (source + f" Median ns per call of each replay of a trace of a real program ([traces/](traces/README.md)); "
+            f"{GROUP_RULE} (every row counts); `skipped` where a row does not apply (a trace of several threads "
+            f"on a heap that is not thread-safe). Each row's memory for the trace: [{where}/tables.md]"
+            f"({where}/tables.md).")
+    header = "| trace | compiler | fastest group | " + " | ".join(h for _, h in COLUMNS) + " |"
+    rule = "| --- | --- | --- | " + " | ".join("---:" for _ in COLUMNS) + " |"
+    return "\n".join([TRACES_BEGIN, head, "", header, rule] + lines + [TRACES_END]) + "\n"
+
+
 def _ratio(v):
     return f"{v:.2f}" if v is not None else "-"
 
@@ -223,6 +259,9 @@ def main(argv=None):
     dims = argv[1] if len(argv) > 1 else os.path.join(ROOT, DIMENSIONS_RUN)
     try:
         blocks = [(table(folder), BEGIN, END)]
+        traced = trace_table(folder)
+        if traced:
+            blocks.append((traced, TRACES_BEGIN, TRACES_END))
         if len(argv) > 1 or os.path.isdir(dims):
             blocks.append((dimension_table(dims), DIMENSIONS_BEGIN, DIMENSIONS_END))
     except RunError as e:

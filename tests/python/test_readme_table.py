@@ -36,6 +36,12 @@ class ReadmeTable(unittest.TestCase):
                          "README.md's table of the dimensions is not the committed run's: python3 "
                          "-m report.readme_table --write README.md")
 
+    def test_the_readme_holds_the_traces_of_the_reference_run(self):
+        block = readme_table.current_block(readme(), readme_table.TRACES_BEGIN, readme_table.TRACES_END)
+        self.assertEqual(block, readme_table.trace_table(RUN),
+                         "README.md's table of the traces is not the reference run's: python3 -m "
+                         "report.readme_table --write README.md")
+
     def test_each_figure_is_a_median_of_the_run_and_the_group_its_groups_csv(self):
         with open(os.path.join(RUN, "summary.csv"), newline="") as f:
             medians = {(r["compiler"], r["strategy"], r["workload"]): float(r["median_ns_per_op"])
@@ -110,6 +116,25 @@ class FastestGroup(unittest.TestCase):
         self.assertIn("| fastest | tied | fastest / system |", block)
         # minimal is in the group but no one's choice
         self.assertIn("| variation | gcc | `size_mix 10` | pool | monotonic | 0.77 | 0.78 |", block)
+
+
+
+class TraceTable(unittest.TestCase):
+    def test_a_line_per_trace_and_compiler_with_its_group(self):
+        from synthetic_runs import spread, write_run
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = write_run(os.path.join(tmp, "run"), {
+                ("gcc", "pool", "trace:prog", 1): spread(10.0), ("gcc", "system", "trace:prog", 1): spread(13.0),
+                ("gcc", "pool", "list_dupe", 10): spread(10.0), ("gcc", "system", "list_dupe", 10): spread(13.0)},
+                ["gcc"], baseline="system")
+            block = readme_table.trace_table(folder)
+            alone = write_run(os.path.join(tmp, "none"), {
+                ("gcc", "pool", "list_dupe", 10): spread(10.0), ("gcc", "system", "list_dupe", 10): spread(13.0)},
+                ["gcc"], baseline="system")
+            self.assertIsNone(readme_table.trace_table(alone))
+        lines = [line for line in block.splitlines() if line.startswith("| `")]
+        self.assertEqual(len(lines), 1)
+        self.assertTrue(lines[0].startswith("| `trace:prog` | gcc | pool (1 of 2) | 13.0 |"), lines[0])
 
 
 if __name__ == "__main__":
