@@ -5,6 +5,7 @@ folder beside the replay of its trace (runfolder/preload.py). Driven by
 `make preload CMD='...' [TRACE=...]`, which builds the malloc rows' cells
 first: their links say which file each library is."""
 import argparse
+import json
 import os
 import random
 import shlex
@@ -12,7 +13,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import json
 
 from runfolder import catalog, preload, rundir
 from runfolder.errors import RunError, UsageError
