@@ -80,7 +80,7 @@ class RunSections:
                 'order: its own times beside its replay\'s ratios among the same libraries, the check of '
                 'the replay where one can be made.</p>']
         for p in found:
-            replay = preload.replay_ratios(run.ratios, p.trace, compiler) if p.trace else {}
+            replay = preload.replay_ratios(run.ratios, p.trace, compiler, run.summary) if p.trace else {}
             lines, verdict = preload.compare(p, replay)
             rows = [f'<tr><td><code>{esc(x.row)}</code></td><td class="num">{fmt(x.seconds * 1000)}</td>'
                     f'<td class="num">{preload.ratio_text(x.ratio)}</td><td>{"yes" if x.in_group else ""}</td>'

@@ -17,6 +17,7 @@ import os
 import shlex
 
 from runfolder import outputs, stats
+from runfolder.schema import MEDIAN
 from runfolder.errors import RunError
 
 PREFIX = "preload-"
@@ -110,17 +111,21 @@ def program_group(libs, margin=MARGIN):
     return out
 
 
-def replay_ratios(ratio_entries, workload, compiler):
-    """{row: replay ratio to the system row} from ratios.csv's entries of the
-    trace's cells (each row over the run's baseline, divided by system's)"""
+def replay_ratios(ratio_entries, workload, compiler, summary=()):
+    """{row: replay ratio to the system row} of the trace's cells: each row's
+    ratio to the run's baseline (ratios.csv) over system's; where the run has
+    no ratios for them (a trace of several threads: its cells are timed alone,
+    without the partner), their medians over system's (summary.csv)"""
     mine = [e for e in ratio_entries if e["workload"] == workload and e["compiler"] == compiler and e["ratio"]]
     to_base = {e["strategy"]: e["ratio"] for e in mine}
     if any(e.get("baseline") == SYSTEM for e in mine):
         to_base[SYSTEM] = 1.0  # the baseline has no line of its own
+    if not to_base.get(SYSTEM):
+        to_base = {e["strategy"]: e[MEDIAN] for e in summary if e["workload"] == workload
+                   and e["compiler"] == compiler and e["status"] == "ok" and e[MEDIAN]}
     base = to_base.get(SYSTEM)
     if not base:
         return {}
-    to_base.setdefault(SYSTEM, base)
     return {row: r / base for row, r in to_base.items()}
 
 
@@ -196,7 +201,8 @@ def markdown(p, lines, verdict, compiler):
            f"(margin {100 * MARGIN:g}%). Peak RSS: one extra run."]
     if p.trace:
         out.append(f"Replay ratio: the ratio to `system` of the cells of `{p.trace}` ({compiler}) in this "
-                   f"run folder.")
+                   f"run folder (through the partner; for a trace of several threads, whose cells are timed "
+                   f"alone, their medians' ratio).")
     out += ["", "| library | median (s) | ratio to system | fastest group | replay ratio | peak RSS (MiB) |",
             "| --- | ---: | ---: | :---: | ---: | ---: |"]
     rss = {lib.row: lib.peak_rss_bytes for lib in p.libraries}
@@ -211,9 +217,9 @@ def markdown(p, lines, verdict, compiler):
     return "\n".join(out + ["", verdict_text(p, verdict)]) + "\n"
 
 
-def write(folder, p, ratio_entries, compiler):
+def write(folder, p, ratio_entries, compiler, summary=()):
     """preload-<name>.json and .md into the folder, each written whole"""
-    replay = replay_ratios(ratio_entries, p.trace, compiler) if p.trace else {}
+    replay = replay_ratios(ratio_entries, p.trace, compiler, summary) if p.trace else {}
     lines, verdict = compare(p, replay)
     outputs.write_atomic(os.path.join(folder, file_name(p.name)), to_json(p))
     md = os.path.join(folder, f"{PREFIX}{p.name}.md")

@@ -182,7 +182,7 @@ def main(argv=None):
             print(f"note: {n}")
         trace = "trace:" + trace_name(args.trace) if args.trace else ""
         result = preload.Preload(name, cmd, trace, args.rounds, "hyperfine -N, one run a round", libs)
-        md, verdict = preload.write(folder, result, run.ratios, compiler)
+        md, verdict = preload.write(folder, result, run.ratios, compiler, run.summary)
         with open(md, encoding="utf-8") as f:
             print(f.read())
         print(f"wrote {md} (and .json)")

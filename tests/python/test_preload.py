@@ -71,6 +71,12 @@ class Comparison(unittest.TestCase):
         self.assertEqual(preload.replay_ratios(entries, "trace:prog", "gcc"),
                          {"system": 1.0, "system-jemalloc": 0.5})
         self.assertEqual(preload.replay_ratios(entries, "trace:none", "gcc"), {})
+        # a trace of several threads: no ratios, the medians over system's
+        summary = [dict(compiler="gcc", workload="trace:threads", strategy=s, status=st, median_ns_per_op=m)
+                   for s, st, m in (("system", "ok", 30.0), ("system-mimalloc", "ok", 15.0),
+                                    ("minimal", "skipped", None))]
+        self.assertEqual(preload.replay_ratios(entries, "trace:threads", "gcc", summary),
+                         {"system": 1.0, "system-mimalloc": 0.5})
 
     def test_the_file_round_trips(self):
         p = made([1.0, 0.8, 0.9, 1.2])
