@@ -29,12 +29,11 @@ MARGIN = 0.02
 class Library:
     """one malloc library's runs of the program: row (its strategies.txt row),
     preload (the shared object given as LD_PRELOAD, "" for the system's),
-    seconds (one wall time a round), peak_rss_bytes (one extra run), status
+    seconds (one wall time a round), status
     ("ok", or "failed" with the reason)"""
     row: str
     preload: str
     seconds: list
-    peak_rss_bytes: int = None
     status: str = "ok"
     reason: str = ""
 
@@ -198,22 +197,20 @@ def markdown(p, lines, verdict, compiler):
            f"timer: {p.timer}).",
            f"Ratio: the median over the rounds of the library's time over the system malloc's in the same "
            f"round, with its 95% interval; fastest group: not marked as slower than the fastest "
-           f"(margin {100 * MARGIN:g}%). Peak RSS: one extra run."]
+           f"(margin {100 * MARGIN:g}%)."]
     if p.trace:
         out.append(f"Replay ratio: the ratio to `system` of the cells of `{p.trace}` ({compiler}) in this "
                    f"run folder (through the partner; for a trace of several threads, whose cells are timed "
                    f"alone, their medians' ratio).")
-    out += ["", "| library | median (s) | ratio to system | fastest group | replay ratio | peak RSS (MiB) |",
-            "| --- | ---: | ---: | :---: | ---: | ---: |"]
-    rss = {lib.row: lib.peak_rss_bytes for lib in p.libraries}
+    out += ["", "| library | median (s) | ratio to system | fastest group | replay ratio |",
+            "| --- | ---: | ---: | :---: | ---: |"]
     for line in lines:
         rep = f"{line.replay:.3f}" if line.replay is not None else "-"
-        mib = f"{rss[line.row] / 2 ** 20:.1f}" if rss.get(line.row) else "-"
         out.append(f"| `{line.row}` | {line.seconds:.4f} | {ratio_text(line.ratio)} | "
-                   f"{'yes' if line.in_group else ''} | {rep} | {mib} |")
+                   f"{'yes' if line.in_group else ''} | {rep} |")
     for lib in p.libraries:
         if lib.status != "ok":
-            out.append(f"| `{lib.row}` | {lib.status}: {lib.reason} | | | | |")
+            out.append(f"| `{lib.row}` | {lib.status}: {lib.reason} | | | |")
     return "\n".join(out + ["", verdict_text(p, verdict)]) + "\n"
 
 

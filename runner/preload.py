@@ -95,14 +95,10 @@ def command_of(cmd, path):
 
 
 def once(argv):
-    """(exit status, peak RSS in bytes, the end of stderr) of one run"""
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        tail = err.read().decode(errors="replace").strip().splitlines()[-1:] or [""]
-    return proc.returncode, usage.ru_maxrss * 1024, tail[0]
+    """(exit status, the end of stderr) of one run"""
+    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=TIMEOUT_S)
+    tail = p.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+    return p.returncode, tail[0]
 
 
 def round_times(args, commands, order):
@@ -133,11 +129,10 @@ def measure(args, cmd):
     commands = {row: command_of(cmd, path) for row, path in libs}
     results = []
     for row, path in libs:
-        status, rss, tail = once(commands[row])
+        status, tail = once(commands[row])
         if row == preload.SYSTEM and status != 0:
             raise UsageError(f"the command failed (exit status {status}) without a preload: {tail or 'no message'}")
-        results.append(preload.Library(row, path, [], rss if status == 0 else None,
-                                       "ok" if status == 0 else "failed",
+        results.append(preload.Library(row, path, [], "ok" if status == 0 else "failed",
                                        "" if status == 0 else f"exit status {status}: {tail}"))
     ok = [lib.row for lib in results if lib.status == "ok"]
     rng = random.Random(args.seed)

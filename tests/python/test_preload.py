@@ -32,7 +32,7 @@ def made(factors, rounds=8):
     """a Preload whose library i takes base * factors[i] in every round, the
     base drifting from round to round as the machine does"""
     libs = [preload.Library(row, "" if row == "system" else f"/lib/lib{row}.so",
-                            [(1.0 + 0.3 * (r % 3)) * f for r in range(rounds)], 1 << 20)
+                            [(1.0 + 0.3 * (r % 3)) * f for r in range(rounds)])
             for row, f in zip(LIBS, factors)]
     return preload.Preload("prog", ["prog", "arg"], "trace:prog", rounds, "test", libs)
 
