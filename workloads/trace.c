@@ -481,37 +481,24 @@ static unsigned trace_reps(size_t size) {
     return (unsigned)(reps < 1000 ? reps : 1000);
 }
 
-const am_workload am_workload_trace = {
-    .name = "trace",
-    .summary = "a recorded program's calls (--trace FILE, docs/trace.md) replayed in order; size 1 (time per call)",
-    .sizes = trace_sizes,
-    .log_sizes = trace_sizes,
-    .reps = trace_reps,
-    .ops = trace_ops,
-    .run = trace_run,
-    .oracle = trace_oracle,
-    .threaded = 0,
-    .seeds = 1,
-    .age = 0,
-    .min_bytes = NULL,
-};
-
-/* a trace of several threads: the same workload, threaded (its threads time
- * themselves, and it runs without the partner); not a workload of its own name */
-static const am_workload trace_threaded = {
-    .name = "trace",
-    .summary = "a recorded program's calls (--trace FILE, docs/trace.md) replayed in order, each thread's on a thread of its own",
-    .sizes = trace_sizes,
-    .log_sizes = trace_sizes,
-    .reps = trace_reps,
-    .ops = trace_ops,
-    .run = trace_run,
-    .oracle = trace_oracle,
-    .threaded = 1,
-    .seeds = 1,
-    .age = 0,
-    .min_bytes = NULL,
-};
+/* The workload's table, and the one a trace of several threads runs by: the
+ * same workload, threaded (its threads time themselves, and it runs without
+ * the partner), not a workload of its own name. */
+#define TRACE_WORKLOAD(summary_end, is_threaded)                                                                       \
+    {.name = "trace",                                                                                                  \
+     .summary = "a recorded program's calls (--trace FILE, docs/trace.md) replayed in order" summary_end,              \
+     .sizes = trace_sizes,                                                                                             \
+     .log_sizes = trace_sizes,                                                                                         \
+     .reps = trace_reps,                                                                                               \
+     .ops = trace_ops,                                                                                                 \
+     .run = trace_run,                                                                                                 \
+     .oracle = trace_oracle,                                                                                           \
+     .threaded = is_threaded,                                                                                          \
+     .seeds = 1,                                                                                                       \
+     .age = 0,                                                                                                         \
+     .min_bytes = NULL}
+const am_workload am_workload_trace = TRACE_WORKLOAD("; size 1 (time per call)", 0);
+static const am_workload trace_threaded = TRACE_WORKLOAD(", each thread's on a thread of its own", 1);
 
 const am_workload *am_trace_workload(const am_workload *w) {
     return w == &am_workload_trace && am_replay_current && am_replay_current->threads > 1 ? &trace_threaded : w;
