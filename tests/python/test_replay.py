@@ -82,6 +82,31 @@ def cell(row, trace, *extra, name="trace:t"):
     return p.returncode, json.loads(lines[-1]) if lines else {}, p.stderr
 
 
+def build_recorder():
+    """the recording library and trace-info"""
+    p = make(LIB, INFO)
+    if p.returncode != 0:
+        raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
+
+
+def record(trace, cmd):
+    """make record TRACE=trace CMD=cmd: the trace"""
+    p = make("record", "TRACE=" + trace, "CMD=" + cmd)
+    if p.returncode != 0:
+        raise AssertionError(f"recording {cmd} failed:\n{p.stdout}{p.stderr}")
+    return trace
+
+
+def record_program(folder, name, source, *flags):
+    """source compiled in folder (-fno-builtin keeps every call a call) and
+    recorded: the trace, folder/name.trace"""
+    src, exe = os.path.join(folder, name + ".c"), os.path.join(folder, name)
+    with open(src, "w") as f:
+        f.write(source)
+    subprocess.run([shutil.which("gcc") or "cc", "-std=c11", "-O1", "-fno-builtin", *flags, "-o", exe, src], check=True)
+    return record(os.path.join(folder, name + ".trace"), exe)
+
+
 @unittest.skipUnless(LINUX, "traces are recorded with an LD_PRELOAD library (Linux, glibc)")
 class Replay(unittest.TestCase):
     @classmethod
@@ -89,29 +114,15 @@ class Replay(unittest.TestCase):
         ensure_cells(ROWS)
         subprocess.run(["make", "--no-print-directory", "-j2", os.path.join(BUILD, "bin", "am-cell-system-stats")],
                        cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        p = make(LIB, INFO)
-        if p.returncode != 0:
-            raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
+        build_recorder()
         cls.tmp = tempfile.mkdtemp(prefix="am-replay-")
-        src, exe = os.path.join(cls.tmp, "calls.c"), os.path.join(cls.tmp, "calls")
-        with open(src, "w") as f:
-            f.write(PROGRAM)
-        cc = shutil.which("gcc") or "cc"
-        subprocess.run([cc, "-std=c11", "-O1", "-fno-builtin", "-o", exe, src], check=True)
-        cls.c_trace = cls.record("calls.trace", exe)
-        cls.py_trace = cls.record("py.trace", "python3 -c 'd = [{i: str(i) * (i % 50)} for i in range(3000)]'")
+        cls.c_trace = record_program(cls.tmp, "calls", PROGRAM)
+        cls.py_trace = record(os.path.join(cls.tmp, "py.trace"),
+                              "python3 -c 'd = [{i: str(i) * (i % 50)} for i in range(3000)]'")
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    @classmethod
-    def record(cls, name, cmd):
-        path = os.path.join(cls.tmp, name)
-        p = make("record", "TRACE=" + path, "CMD=" + cmd)
-        if p.returncode != 0:
-            raise AssertionError(f"recording {cmd} failed:\n{p.stdout}{p.stderr}")
-        return path
 
     def info(self, path):
         p = subprocess.run([os.path.join(ROOT, INFO), "--values", path], capture_output=True, text=True, check=True)
@@ -289,9 +300,7 @@ class ReplayCost(unittest.TestCase):
         ensure_cells("system,minimal")
         tmp = tempfile.mkdtemp(prefix="am-replay-cost-")
         self.addCleanup(shutil.rmtree, tmp, True)
-        trace = os.path.join(tmp, "py.trace")
-        p = make("record", "TRACE=" + trace, "CMD=python3 -c 'd = [{i: str(i)} for i in range(2000)]'")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        trace = record(os.path.join(tmp, "py.trace"), "python3 -c 'd = [{i: str(i)} for i in range(2000)]'")
         for row in ("system", "minimal"):
             exe = os.path.join(ROOT, BUILD, "bin", "am-cell-" + row)
             (few, ops), (more, _) = (replay_own_instructions(exe, trace, r) for r in self.REPS)
@@ -313,19 +322,9 @@ class ThreadedReplay(unittest.TestCase):
     def setUpClass(cls):
         subprocess.run(["make", "--no-print-directory", "-j2", "cells"], cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)
-        p = make(LIB, INFO)
-        if p.returncode != 0:
-            raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
+        build_recorder()
         cls.tmp = tempfile.mkdtemp(prefix="am-replay-threads-")
-        src, exe = os.path.join(cls.tmp, "ring.c"), os.path.join(cls.tmp, "ring")
-        with open(src, "w") as f:
-            f.write(THREADED)
-        subprocess.run([shutil.which("gcc") or "cc", "-std=c11", "-O1", "-fno-builtin", "-pthread", "-o", exe, src],
-                       check=True)
-        cls.trace = os.path.join(cls.tmp, "ring.trace")
-        p = make("record", "TRACE=" + cls.trace, "CMD=" + exe)
-        if p.returncode != 0:
-            raise AssertionError(f"recording {exe} failed:\n{p.stdout}{p.stderr}")
+        cls.trace = record_program(cls.tmp, "ring", THREADED, "-pthread")
 
     @classmethod
     def tearDownClass(cls):
@@ -374,18 +373,9 @@ class BenchTrace(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         ensure_cells()
-        p = make(LIB, INFO)
-        if p.returncode != 0:
-            raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
+        build_recorder()
         cls.tmp = tempfile.mkdtemp(prefix="am-bench-trace-")
-        src, exe = os.path.join(cls.tmp, "calls.c"), os.path.join(cls.tmp, "calls")
-        with open(src, "w") as f:
-            f.write(PROGRAM)
-        subprocess.run([shutil.which("gcc") or "cc", "-std=c11", "-O1", "-fno-builtin", "-o", exe, src], check=True)
-        cls.trace = os.path.join(cls.tmp, "calls.trace")
-        p = make("record", "TRACE=" + cls.trace, "CMD=" + exe)
-        if p.returncode != 0:
-            raise AssertionError(f"recording failed:\n{p.stdout}{p.stderr}")
+        cls.trace = record_program(cls.tmp, "calls", PROGRAM)
         # the same calls under a second name: a second workload
         cls.other = os.path.join(cls.tmp, "again.trace")
         shutil.copyfile(cls.trace, cls.other)
@@ -475,18 +465,9 @@ class CountTrace(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         ensure_cells()
-        p = make(LIB, INFO)
-        if p.returncode != 0:
-            raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
+        build_recorder()
         cls.tmp = tempfile.mkdtemp(prefix="am-count-trace-")
-        src, exe = os.path.join(cls.tmp, "calls.c"), os.path.join(cls.tmp, "calls")
-        with open(src, "w") as f:
-            f.write(PROGRAM)
-        subprocess.run([shutil.which("gcc") or "cc", "-std=c11", "-O1", "-fno-builtin", "-o", exe, src], check=True)
-        cls.trace = os.path.join(cls.tmp, "calls.trace")
-        p = make("record", "TRACE=" + cls.trace, "CMD=" + exe)
-        if p.returncode != 0:
-            raise AssertionError(f"recording failed:\n{p.stdout}{p.stderr}")
+        cls.trace = record_program(cls.tmp, "calls", PROGRAM)
 
     @classmethod
     def tearDownClass(cls):
