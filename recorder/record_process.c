@@ -137,9 +137,11 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
     return after_failed_exec(c, real.fexecve(fd, argv, envp));
 }
 
-/* execl, execlp, execle: their arguments gathered into an array */
+/* execl, execlp, execle: their arguments gathered into an array, then the
+ * call of the v kind; va_start must be in the variadic wrapper itself */
 #define MAX_LIST_ARGS 4096
-static int exec_list(int which, const char *path, const char *arg, va_list ap)
+enum list_exec { LIST_EXECV, LIST_EXECVP, LIST_EXECVE };
+static int exec_list(enum list_exec which, const char *path, const char *arg, va_list ap)
 {
     char *argv[MAX_LIST_ARGS];
     int n = 0;
@@ -151,38 +153,35 @@ static int exec_list(int which, const char *path, const char *arg, va_list ap)
         }
         argv[n++] = va_arg(ap, char *);
     }
-    if (which == 2) {
+    if (which == LIST_EXECVE) {
         char *const *envp = va_arg(ap, char *const *);
         return execve(path, argv, envp);
     }
-    return which == 1 ? execvp(path, argv) : execv(path, argv);
+    return which == LIST_EXECVP ? execvp(path, argv) : execv(path, argv);
 }
+
+#define EXEC_LIST(which, path, arg)                                                                                \
+    do {                                                                                                           \
+        va_list ap;                                                                                                \
+        va_start(ap, arg);                                                                                         \
+        int r = exec_list(which, path, arg, ap);                                                                   \
+        va_end(ap);                                                                                                \
+        return r;                                                                                                  \
+    } while (0)
 
 EXPORT int execl(const char *path, const char *arg, ...)
 {
-    va_list ap;
-    va_start(ap, arg);
-    int r = exec_list(0, path, arg, ap);
-    va_end(ap);
-    return r;
+    EXEC_LIST(LIST_EXECV, path, arg);
 }
 
 EXPORT int execlp(const char *file, const char *arg, ...)
 {
-    va_list ap;
-    va_start(ap, arg);
-    int r = exec_list(1, file, arg, ap);
-    va_end(ap);
-    return r;
+    EXEC_LIST(LIST_EXECVP, file, arg);
 }
 
 EXPORT int execle(const char *path, const char *arg, ...)
 {
-    va_list ap;
-    va_start(ap, arg);
-    int r = exec_list(2, path, arg, ap);
-    va_end(ap);
-    return r;
+    EXEC_LIST(LIST_EXECVE, path, arg);
 }
 
 EXPORT void _exit(int status)
