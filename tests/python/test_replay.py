@@ -82,6 +82,21 @@ def cell(row, trace, *extra, name="trace:t"):
     return p.returncode, json.loads(lines[-1]) if lines else {}, p.stderr
 
 
+def assert_faithful(test, v, line):
+    """the -stats cell's answer (line) makes the calls of each kind, reaches
+    the peak and ends with the live bytes of the trace's closing record (v,
+    trace-info --values)"""
+    m, s = line["metrics"], line["stats"]
+    for k in KINDS:
+        test.assertEqual(m["calls_" + k], int(v["closing_" + k]), k)
+    test.assertEqual(m["peak_live_bytes"], int(v["closing_peak_live"]))
+    test.assertEqual(m["final_live_bytes"], int(v["closing_final_live"]))
+    # the counting wrapper: a block, an allocation; every block freed by the end
+    test.assertEqual(s["allocs"], int(v["blocks"]))
+    test.assertEqual(s["frees"], int(v["blocks"]))
+    test.assertEqual(s["bytes_live"], 0)
+
+
 def build_recorder():
     """the recording library and trace-info"""
     p = make(LIB, INFO)
@@ -139,15 +154,7 @@ class Replay(unittest.TestCase):
             with self.subTest(trace=os.path.basename(trace)):
                 v, line = self.info(trace), self.stats(trace)
                 self.assertEqual(v["closed"], "1")
-                m, s = line["metrics"], line["stats"]
-                for k in KINDS:
-                    self.assertEqual(m["calls_" + k], int(v["closing_" + k]), k)
-                self.assertEqual(m["peak_live_bytes"], int(v["closing_peak_live"]))
-                self.assertEqual(m["final_live_bytes"], int(v["closing_final_live"]))
-                # the counting wrapper: a block, an allocation; every block freed by the end
-                self.assertEqual(s["allocs"], int(v["blocks"]))
-                self.assertEqual(s["frees"], int(v["blocks"]))
-                self.assertEqual(s["bytes_live"], 0)
+                assert_faithful(self, v, line)
         v = self.info(self.c_trace)
         for k in KINDS:  # the C program made every call: none is left out of the check
             self.assertGreater(int(v["closing_" + k]), 0, k)
@@ -340,14 +347,7 @@ class ThreadedReplay(unittest.TestCase):
         v = Replay.info(self, self.trace)
         rc, line, err = cell("system-stats", self.trace, "--stats-only")
         self.assertEqual((rc, line.get("status")), (0, "ok"), err + json.dumps(line))
-        m, s = line["metrics"], line["stats"]
-        for k in KINDS:
-            self.assertEqual(m["calls_" + k], int(v["closing_" + k]), k)
-        self.assertEqual(m["peak_live_bytes"], int(v["closing_peak_live"]))
-        self.assertEqual(m["final_live_bytes"], int(v["closing_final_live"]))
-        self.assertEqual(s["allocs"], int(v["blocks"]))
-        self.assertEqual(s["frees"], int(v["blocks"]))
-        self.assertEqual(s["bytes_live"], 0)
+        assert_faithful(self, v, line)
 
     def test_every_thread_safe_row_replays_it_and_the_others_do_not_apply(self):
         seen, skipped = {}, []
