@@ -103,11 +103,6 @@ inline void free_one(pool_type &pool, void *chunk) {
 
 } // namespace
 
-// A fast path C calls: declared inline, as the C strategies' static inline
-// fast paths are, so that the link-time inliner weighs it as theirs; `used`
-// keeps the one definition C links against.
-#define AM_CXX_FAST_PATH extern "C" inline __attribute__((used))
-
 extern "C" void boost_fast_lib_pools_build(const am_options *o) {
     for (std::size_t i = 0; i < BP_CLASSES; i++) {
         std::size_t partition = i ? i * BP_MIN_PARTITION : BP_MIN_PARTITION;

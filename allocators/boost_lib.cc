@@ -74,11 +74,6 @@ AM_NOINLINE void ordered_free(pool_type &pool, void *chunks, std::size_t n) { po
 
 } // namespace
 
-// A fast path C calls: declared inline, as the C strategies' static inline
-// fast paths are, so that the link-time inliner weighs it as theirs; `used`
-// keeps the one definition C links against.
-#define AM_CXX_FAST_PATH extern "C" inline __attribute__((used))
-
 extern "C" void *boost_lib_pools_new(boost_lib_heap *h, const am_options *o) {
     try {
         pools *ps = new pools;
