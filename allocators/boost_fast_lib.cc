@@ -106,9 +106,7 @@ inline void free_one(pool_type &pool, void *chunk) {
 extern "C" void boost_fast_lib_pools_build(const am_options *o) {
     for (std::size_t i = 0; i < BP_CLASSES; i++) {
         std::size_t partition = i ? i * BP_MIN_PARTITION : BP_MIN_PARTITION;
-        // Boost's max_size, in chunks, from the model's cap in bytes
-        std::size_t max_size = o && o->max_chunk ? (o->max_chunk / partition ? o->max_chunk / partition : 1) : 0;
-        new (storage[i]) pool_type(partition, max_size); // neither allocates nor throws
+        new (storage[i]) pool_type(partition, bp_max_size(o ? o->max_chunk : 0, partition)); // neither allocates nor throws
     }
 }
 

@@ -79,9 +79,7 @@ extern "C" void *boost_lib_pools_new(boost_lib_heap *h, const am_options *o) {
         pools *ps = new pools;
         for (; ps->built < BP_CLASSES; ps->built++) {
             std::size_t i = ps->built, partition = i ? i * BP_MIN_PARTITION : BP_MIN_PARTITION;
-            // Boost's max_size, in chunks, from the model's cap in bytes
-            std::size_t max_size = o && o->max_chunk ? (o->max_chunk / partition ? o->max_chunk / partition : 1) : 0;
-            new (ps->storage[i]) pool_type(partition, BP_START_SIZE, max_size);
+            new (ps->storage[i]) pool_type(partition, BP_START_SIZE, bp_max_size(o ? o->max_chunk : 0, partition));
         }
         (void)h;
         return ps;

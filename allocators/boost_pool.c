@@ -32,7 +32,7 @@ void bp_pool_init(bp_pool *p, size_t partition, size_t max_bytes, bp_budget *b) 
     p->first = NULL;
     p->blocks = NULL;
     p->partition = partition;
-    p->max_size = max_bytes ? (max_bytes / partition ? max_bytes / partition : 1) : 0;
+    p->max_size = bp_max_size(max_bytes, partition);
     p->start_size = p->max_size && p->max_size < BP_START_SIZE ? p->max_size : BP_START_SIZE;
     p->next_size = p->start_size;
     p->budget = b;

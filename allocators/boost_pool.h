@@ -80,6 +80,12 @@ void bp_set_purge(bp_set *s);
 void *bp_big_alloc(bp_set *s, size_t n, size_t align);
 void bp_big_free(bp_set *s, void *p);
 
+/* Boost's max_size, a pool's cap on next_size in chunks, from the model's cap
+ * in bytes (am_options.max_chunk; 0: none), never below one chunk */
+AM_INLINE size_t bp_max_size(size_t max_bytes, size_t partition) {
+    return max_bytes ? (max_bytes / partition ? max_bytes / partition : 1) : 0;
+}
+
 /* Chunk sizes: single objects are aligned to AM_MIN_ALIGN; arrays only to
  * what their element needs, which a multiple of the element size rounded to 8
  * from a 16-aligned block always is (up to 16). */
