@@ -4,7 +4,6 @@
 // optimisation they inline into the C containers. Boost's pool returns null
 // when its user allocator does: no exception is involved.
 #include <cstddef>
-#include <cstdlib>
 #include <new>
 
 #include <boost/pool/pool.hpp>
@@ -16,36 +15,17 @@ extern "C" {
 namespace {
 
 // The heap whose call is under way, whose budget the next block is counted
-// against (Boost's user allocator is static functions). Each block carries its
-// size in front, to be given back when Boost frees it.
+// against (Boost's user allocator is static functions).
 thread_local boost_lib_heap *current_heap;
-constexpr std::size_t block_header = AM_MIN_ALIGN;
 
 struct counting_user_allocator {
     typedef std::size_t size_type;
     typedef std::ptrdiff_t difference_type;
 
     static char *malloc(size_type bytes) {
-        bp_budget *b = &current_heap->big.budget;
-        if (bytes > SIZE_MAX - block_header) return nullptr;
-        std::size_t total = bytes + block_header;
-        if (b->limit != 0 && (total > b->limit || b->reserved > b->limit - total)) {
-            current_heap->refused = 1;
-            return nullptr;
-        }
-        char *raw = static_cast<char *>(std::malloc(total));
-        if (!raw) return nullptr;
-        *reinterpret_cast<std::size_t *>(raw) = total;
-        b->reserved += total;
-        if (b->reserved > b->peak) b->peak = b->reserved;
-        return raw + block_header;
+        return static_cast<char *>(bp_budget_block(&current_heap->big.budget, &current_heap->refused, bytes));
     }
-    static void free(char *block) {
-        char *raw = block - block_header;
-        current_heap->big.budget.reserved -= *reinterpret_cast<std::size_t *>(raw);
-        current_heap->refused = 0;
-        std::free(raw);
-    }
+    static void free(char *block) { bp_budget_block_free(&current_heap->big.budget, &current_heap->refused, block); }
 };
 
 typedef boost::pool<counting_user_allocator> pool_type;
