@@ -476,9 +476,12 @@ list: $(BUILD)/bin/am-cell-system$(EXE)
 UNAME := $(shell uname -s 2>/dev/null)
 RECORDER_LIB := $(BUILD)/recorder/libamrecord.so
 TRACE_INFO := $(BUILD)/recorder/am-trace-info$(EXE)
-$(RECORDER_LIB): recorder/record.c recorder/trace_format.h $(FLAGS_STAMP)
+# the library is every recorder/record_*.c (tests/python/test_recorder.py
+# builds the same files into a variant of its own)
+RECORDER_SRC := $(wildcard recorder/record_*.c)
+$(RECORDER_LIB): $(RECORDER_SRC) recorder/record.h recorder/trace_format.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) -std=c11 $(OPT) -g $(WARN) -fPIC -shared -fvisibility=hidden -o $@ recorder/record.c -ldl -lpthread
+	$(CC) -std=c11 $(OPT) -g $(WARN) -fPIC -shared -fvisibility=hidden -o $@ $(RECORDER_SRC) -ldl -lpthread
 $(TRACE_INFO): recorder/trace_info.c recorder/trace_read.c recorder/trace_read.h recorder/trace_format.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -o $@ recorder/trace_info.c recorder/trace_read.c $(EXTRA_LDFLAGS)

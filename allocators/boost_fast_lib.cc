@@ -5,7 +5,6 @@
 // Boost's pool returns null when its user allocator does: no exception is
 // involved.
 #include <cstddef>
-#include <cstdlib>
 #include <new>
 
 #include <boost/pool/detail/guard.hpp>
@@ -18,8 +17,6 @@ extern "C" {
 
 namespace {
 
-constexpr std::size_t block_header = AM_MIN_ALIGN;
-
 // The shared budget, under its own lock with the mutex: each pool holds only
 // its own mutex when it grows.
 struct budget_lock {
@@ -27,34 +24,19 @@ struct budget_lock {
     ~budget_lock() { BOOST_FAST_LIB_UNLOCK(); }
 };
 
-// Each block carries its size in front, to be given back when Boost frees it.
 struct counting_user_allocator {
     typedef std::size_t size_type;
     typedef std::ptrdiff_t difference_type;
 
     static char *malloc(size_type bytes) {
         boost_fast_lib_shared *s = &boost_fast_lib_singletons;
-        if (bytes > SIZE_MAX - block_header) return nullptr;
-        std::size_t total = bytes + block_header;
         budget_lock held;
-        bp_budget *b = &s->big.budget;
-        if (b->limit != 0 && (total > b->limit || b->reserved > b->limit - total)) {
-            s->refused = 1;
-            return nullptr;
-        }
-        char *raw = static_cast<char *>(std::malloc(total));
-        if (!raw) return nullptr;
-        *reinterpret_cast<std::size_t *>(raw) = total;
-        b->reserved += total;
-        if (b->reserved > b->peak) b->peak = b->reserved;
-        return raw + block_header;
+        return static_cast<char *>(bp_budget_block(&s->big.budget, &s->refused, bytes));
     }
     static void free(char *block) {
-        char *raw = block - block_header;
+        boost_fast_lib_shared *s = &boost_fast_lib_singletons;
         budget_lock held;
-        boost_fast_lib_singletons.big.budget.reserved -= *reinterpret_cast<std::size_t *>(raw);
-        boost_fast_lib_singletons.refused = 0;
-        std::free(raw);
+        bp_budget_block_free(&s->big.budget, &s->refused, block);
     }
 };
 
@@ -103,17 +85,10 @@ inline void free_one(pool_type &pool, void *chunk) {
 
 } // namespace
 
-// A fast path C calls: declared inline, as the C strategies' static inline
-// fast paths are, so that the link-time inliner weighs it as theirs; `used`
-// keeps the one definition C links against.
-#define AM_CXX_FAST_PATH extern "C" inline __attribute__((used))
-
 extern "C" void boost_fast_lib_pools_build(const am_options *o) {
     for (std::size_t i = 0; i < BP_CLASSES; i++) {
         std::size_t partition = i ? i * BP_MIN_PARTITION : BP_MIN_PARTITION;
-        // Boost's max_size, in chunks, from the model's cap in bytes
-        std::size_t max_size = o && o->max_chunk ? (o->max_chunk / partition ? o->max_chunk / partition : 1) : 0;
-        new (storage[i]) pool_type(partition, max_size); // neither allocates nor throws
+        new (storage[i]) pool_type(partition, bp_max_size(o ? o->max_chunk : 0, partition)); // neither allocates nor throws
     }
 }
 

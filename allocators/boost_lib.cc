@@ -4,7 +4,6 @@
 // optimisation they inline into the C containers. Boost's pool returns null
 // when its user allocator does: no exception is involved.
 #include <cstddef>
-#include <cstdlib>
 #include <new>
 
 #include <boost/pool/pool.hpp>
@@ -16,36 +15,17 @@ extern "C" {
 namespace {
 
 // The heap whose call is under way, whose budget the next block is counted
-// against (Boost's user allocator is static functions). Each block carries its
-// size in front, to be given back when Boost frees it.
+// against (Boost's user allocator is static functions).
 thread_local boost_lib_heap *current_heap;
-constexpr std::size_t block_header = AM_MIN_ALIGN;
 
 struct counting_user_allocator {
     typedef std::size_t size_type;
     typedef std::ptrdiff_t difference_type;
 
     static char *malloc(size_type bytes) {
-        bp_budget *b = &current_heap->big.budget;
-        if (bytes > SIZE_MAX - block_header) return nullptr;
-        std::size_t total = bytes + block_header;
-        if (b->limit != 0 && (total > b->limit || b->reserved > b->limit - total)) {
-            current_heap->refused = 1;
-            return nullptr;
-        }
-        char *raw = static_cast<char *>(std::malloc(total));
-        if (!raw) return nullptr;
-        *reinterpret_cast<std::size_t *>(raw) = total;
-        b->reserved += total;
-        if (b->reserved > b->peak) b->peak = b->reserved;
-        return raw + block_header;
+        return static_cast<char *>(bp_budget_block(&current_heap->big.budget, &current_heap->refused, bytes));
     }
-    static void free(char *block) {
-        char *raw = block - block_header;
-        current_heap->big.budget.reserved -= *reinterpret_cast<std::size_t *>(raw);
-        current_heap->refused = 0;
-        std::free(raw);
-    }
+    static void free(char *block) { bp_budget_block_free(&current_heap->big.budget, &current_heap->refused, block); }
 };
 
 typedef boost::pool<counting_user_allocator> pool_type;
@@ -74,19 +54,12 @@ AM_NOINLINE void ordered_free(pool_type &pool, void *chunks, std::size_t n) { po
 
 } // namespace
 
-// A fast path C calls: declared inline, as the C strategies' static inline
-// fast paths are, so that the link-time inliner weighs it as theirs; `used`
-// keeps the one definition C links against.
-#define AM_CXX_FAST_PATH extern "C" inline __attribute__((used))
-
 extern "C" void *boost_lib_pools_new(boost_lib_heap *h, const am_options *o) {
     try {
         pools *ps = new pools;
         for (; ps->built < BP_CLASSES; ps->built++) {
             std::size_t i = ps->built, partition = i ? i * BP_MIN_PARTITION : BP_MIN_PARTITION;
-            // Boost's max_size, in chunks, from the model's cap in bytes
-            std::size_t max_size = o && o->max_chunk ? (o->max_chunk / partition ? o->max_chunk / partition : 1) : 0;
-            new (ps->storage[i]) pool_type(partition, BP_START_SIZE, max_size);
+            new (ps->storage[i]) pool_type(partition, BP_START_SIZE, bp_max_size(o ? o->max_chunk : 0, partition));
         }
         (void)h;
         return ps;

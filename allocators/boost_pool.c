@@ -13,26 +13,11 @@ struct bp_big {
 
 #define ADDR(p) ((uintptr_t)(p))
 
-static void *budget_take(bp_budget *b, size_t bytes) {
-    if (b->limit && bytes > b->limit - b->reserved) return NULL;
-    void *p = malloc(bytes);
-    if (!p) return NULL;
-    b->reserved += bytes;
-    if (b->reserved > b->peak) b->peak = b->reserved;
-    return p;
-}
-
-static void budget_give(bp_budget *b, void *p, size_t bytes) {
-    am_unpoison(p, bytes); /* the range may be handed out by malloc again */
-    b->reserved -= bytes;
-    free(p);
-}
-
 void bp_pool_init(bp_pool *p, size_t partition, size_t max_bytes, bp_budget *b) {
     p->first = NULL;
     p->blocks = NULL;
     p->partition = partition;
-    p->max_size = max_bytes ? (max_bytes / partition ? max_bytes / partition : 1) : 0;
+    p->max_size = bp_max_size(max_bytes, partition);
     p->start_size = p->max_size && p->max_size < BP_START_SIZE ? p->max_size : BP_START_SIZE;
     p->next_size = p->start_size;
     p->budget = b;
@@ -43,7 +28,7 @@ static size_t chunks_in(const bp_pool *p, const bp_block *b) { return (b->bytes 
 
 static bp_block *block_take(bp_pool *p, size_t chunks) {
     size_t bytes = BP_BLOCK_HDR + chunks * p->partition;
-    bp_block *b = budget_take(p->budget, bytes);
+    bp_block *b = bp_budget_take(p->budget, bytes);
     if (!b) return NULL;
     b->bytes = bytes;
     am_poison(chunks_of(b), chunks * p->partition);
@@ -170,7 +155,7 @@ void bp_purge(bp_pool *p) {
     bp_block *b = p->blocks;
     while (b) {
         bp_block *next = b->next;
-        budget_give(p->budget, b, b->bytes);
+        bp_budget_give(p->budget, b, b->bytes);
         b = next;
     }
     p->blocks = NULL;
@@ -202,7 +187,7 @@ void *bp_big_alloc(bp_set *s, size_t n, size_t align) {
     if (align < AM_MIN_ALIGN) align = AM_MIN_ALIGN;
     size_t extra = BP_BIG_HDR + (align - AM_MIN_ALIGN);
     if (n > SIZE_MAX - extra) return NULL;
-    char *raw = budget_take(&s->budget, n + extra);
+    char *raw = bp_budget_take(&s->budget, n + extra);
     if (!raw) return NULL;
     char *user = (char *)AM_ALIGN_UP(ADDR(raw) + BP_BIG_HDR, align);
     bp_big *g = (bp_big *)user - 1;
@@ -224,5 +209,5 @@ void bp_big_free(bp_set *s, void *p) {
     if (g->prev) g->prev->next = g->next;
     else s->bigs = g->next;
     if (g->next) g->next->prev = g->prev;
-    budget_give(&s->budget, g->raw, g->bytes);
+    bp_budget_give(&s->budget, g->raw, g->bytes);
 }

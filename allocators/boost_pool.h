@@ -19,6 +19,7 @@
 #ifndef AM_BOOST_POOL_H
 #define AM_BOOST_POOL_H
 
+#include <stdlib.h>
 #include <string.h>
 #include "types.h"
 #include "sanitize.h"
@@ -38,6 +39,57 @@
 typedef struct bp_budget {
     size_t limit, reserved, peak;
 } bp_budget;
+
+/* bytes from malloc, counted, the limit checked by the caller; NULL when
+ * malloc fails */
+AM_FORCE_INLINE void *bp_budget_malloc(bp_budget *b, size_t bytes) {
+    void *p = malloc(bytes);
+    if (!p) return NULL;
+    b->reserved += bytes;
+    if (b->reserved > b->peak) b->peak = b->reserved;
+    return p;
+}
+
+/* bytes from malloc, counted; NULL past the limit or when malloc fails */
+AM_INLINE void *bp_budget_take(bp_budget *b, size_t bytes) {
+    if (b->limit && bytes > b->limit - b->reserved) return NULL;
+    return bp_budget_malloc(b, bytes);
+}
+
+AM_INLINE void bp_budget_give(bp_budget *b, void *p, size_t bytes) {
+    am_unpoison(p, bytes); /* the range may be handed out by malloc again */
+    b->reserved -= bytes;
+    free(p);
+}
+
+/* The blocks of Boost's own pools (boost_lib.cc, boost_fast_lib.cc: their
+ * user allocator), counted as this engine's are, so that the model and the
+ * library count alike; each carries its size in front, to be given back when
+ * Boost frees it. NULL when malloc fails, or when the limit refuses the block,
+ * which also sets *refused; a block given back clears it. Inline: in C++ the
+ * compiler sees that nothing here throws. */
+#define BP_BUDGET_BLOCK_HDR AM_MIN_ALIGN
+
+AM_INLINE void *bp_budget_block(bp_budget *b, int *refused, size_t bytes) {
+    if (bytes > SIZE_MAX - BP_BUDGET_BLOCK_HDR) return NULL;
+    size_t total = bytes + BP_BUDGET_BLOCK_HDR;
+    if (b->limit && (total > b->limit || b->reserved > b->limit - total)) {
+        *refused = 1;
+        return NULL;
+    }
+    char *raw = (char *)bp_budget_malloc(b, total);
+    if (!raw) return NULL;
+    memcpy(raw, &total, sizeof total);
+    return raw + BP_BUDGET_BLOCK_HDR;
+}
+
+AM_INLINE void bp_budget_block_free(bp_budget *b, int *refused, void *block) {
+    char *raw = (char *)block - BP_BUDGET_BLOCK_HDR;
+    size_t total;
+    memcpy(&total, raw, sizeof total);
+    *refused = 0;
+    bp_budget_give(b, raw, total);
+}
 
 typedef struct bp_big bp_big;
 
@@ -79,6 +131,12 @@ void bp_set_purge(bp_set *s);
  * on a list so that purge and destroy can return them. */
 void *bp_big_alloc(bp_set *s, size_t n, size_t align);
 void bp_big_free(bp_set *s, void *p);
+
+/* Boost's max_size, a pool's cap on next_size in chunks, from the model's cap
+ * in bytes (am_options.max_chunk; 0: none), never below one chunk */
+AM_INLINE size_t bp_max_size(size_t max_bytes, size_t partition) {
+    return max_bytes ? (max_bytes / partition ? max_bytes / partition : 1) : 0;
+}
 
 /* Chunk sizes: single objects are aligned to AM_MIN_ALIGN; arrays only to
  * what their element needs, which a multiple of the element size rounded to 8

@@ -68,11 +68,6 @@ inline heap_state::final_resource *res_of(pmr_heap *h) {
 
 } // namespace
 
-// A fast path C calls: declared inline, as the C strategies' static inline
-// fast paths are, so that the link-time inliner weighs it as theirs; `used`
-// keeps the one definition C links against.
-#define AM_CXX_FAST_PATH extern "C" inline __attribute__((used))
-
 extern "C" void *pmr_resource_new(pmr_heap *h, const am_options *o) {
     (void)o;
     try {

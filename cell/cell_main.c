@@ -83,6 +83,13 @@ static const char *status_text(int status) {
     return status == AM_ERR_OOM ? "out of memory" : "workload reported failure";
 }
 
+/* The partner's status other than AM_OK fails the cell: both rows must run. */
+static void partner_failed(cell *c, int status) {
+    char why[120];
+    snprintf(why, sizeof why, "partner %s: %s", am_partner.name, status_text(status));
+    fail(c, why, 3);
+}
+
 /* A workload's status other than AM_OK ends the cell: "skipped" (exit 0)
  * when the workload does not apply to this strategy, else a failure (exit 3). */
 static void not_ok(cell *c, int status) {
@@ -181,11 +188,7 @@ static int fresh_heap(side *sd) {
     cell *c = sd->c;
     if (sd->partner) {
         int status = am_partner.fresh_heap(sd->partner);
-        if (status != AM_OK) {
-            char why[120];
-            snprintf(why, sizeof why, "partner %s: %s", am_partner.name, status_text(status));
-            fail(c, why, 3);
-        }
+        if (status != AM_OK) partner_failed(c, status);
         return c->finished;
     }
     if (sd->h) am_destroy(sd->h);
@@ -206,17 +209,12 @@ static int side_sample(side *sd, unsigned reps, uint64_t *sum, uint64_t *ns) {
     return run_sample(sd->c, sd->h, &sd->c->job, sd->first, reps, sum, ns);
 }
 
-/* A sample's status and checksum: 0 when both are right, else the cell ends
- * (a wrong status of the partner fails it: both rows must run). */
+/* A sample's status and checksum: 0 when both are right, else the cell ends. */
 static int check_sample(side *sd, int status, uint64_t sum, unsigned reps) {
     cell *c = sd->c;
     if (status != AM_OK) {
-        if (!sd->partner) not_ok(c, status);
-        else {
-            char why[120];
-            snprintf(why, sizeof why, "partner %s: %s", am_partner.name, status_text(status));
-            fail(c, why, 3);
-        }
+        if (sd->partner) partner_failed(c, status);
+        else not_ok(c, status);
     } else if (sum != expected_sum(c, sd->first, reps) + c->bad_sum) {
         fail(c, sd->partner ? "partner checksum mismatch" : "checksum mismatch", 4);
     }
@@ -461,20 +459,7 @@ int main(int argc, char **argv) {
     /* before any heap exists: the runner's cap on what a cell may take */
     if (a.mem_limit && am_limit_address_space(a.mem_limit) != 0)
         fprintf(stderr, "am-cell: --mem-limit: this system cannot cap the address space; not applied\n");
-    if (test_hook("AM_TEST_CRASH", &a)) raise(SIGSEGV);
-    if (test_hook("AM_TEST_HANG", &a))
-        for (;;) AM_CLOBBER();
-    if (test_hook("AM_TEST_GARBAGE", &a)) {
-        json_head(&a, "ok");
-        json_u64("reps", 1);
-        json_key("samples_ns");
-        json_open('[');
-        json_item();
-        json_num_value(NAN);
-        json_close(']');
-        json_close('}');
-        return 0;
-    }
+    if (test_hooks_run(&a)) return 0;
     if (!a.has_age) a.age = w->age;
     cell c;
     memset(&c, 0, sizeof c);

@@ -109,4 +109,22 @@ static int test_hook(const char *var, const cell_args *a) {
     return !colon || strtoull(colon + 1, NULL, 10) == a->size;
 }
 
+/* The hooks that act before anything is measured: a crash, a hang, or the
+ * garbage answer, after which the cell exits 0 (this returns 1). */
+static int test_hooks_run(const cell_args *a) {
+    if (test_hook("AM_TEST_CRASH", a)) raise(SIGSEGV);
+    if (test_hook("AM_TEST_HANG", a))
+        for (;;) AM_CLOBBER();
+    if (!test_hook("AM_TEST_GARBAGE", a)) return 0;
+    json_head(a, "ok");
+    json_u64("reps", 1);
+    json_key("samples_ns");
+    json_open('[');
+    json_item();
+    json_num_value(NAN);
+    json_close(']');
+    json_close('}');
+    return 1;
+}
+
 #endif

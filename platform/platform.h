@@ -30,6 +30,11 @@
 /* on a function: its unit's code section starts on a 4 KiB boundary, so the
  * unit's loops keep their alignment wherever the linker places it */
 #define AM_PAGE_ALIGNED_CODE __attribute__((aligned(4096)))
+/* A C++ row's fast path that C calls (pmr.cc, boost_lib.cc, boost_fast_lib.cc;
+ * those rows are gcc's and clang's alone): declared inline, as the C
+ * strategies' static inline fast paths are, so that the link-time inliner
+ * weighs it as theirs; `used` keeps the one definition C links against. */
+#define AM_CXX_FAST_PATH extern "C" inline __attribute__((used))
 #endif
 
 /* A function AddressSanitizer leaves uninstrumented: for the few reads and

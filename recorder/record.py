@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """make record TRACE=FILE CMD='program and its arguments': runs the program
-under the recording library (recorder/record.c, LD_PRELOAD) and says which
+under the recording library (recorder/record_*.c, LD_PRELOAD) and says which
 traces it left (docs/trace.md). CMD is split into words as a POSIX shell would
 split them (quotes kept together) and run without a shell: `sh -c '...'` is
 the way to record a pipeline.

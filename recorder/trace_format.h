@@ -1,6 +1,6 @@
 /* trace_format.h: the constants of allocmark's trace format (docs/trace.md),
- * shared by the recorder (record.c) and the reader (trace_read.c). Only
- * constants: how to write or read a trace lives in those two files. */
+ * shared by the recorder (record_*.c) and the reader (trace_read.c). Only
+ * constants: how to write or read a trace lives in those files. */
 #ifndef AM_TRACE_FORMAT_H
 #define AM_TRACE_FORMAT_H
 

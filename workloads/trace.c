@@ -275,20 +275,25 @@ static int trace_out_of_memory(am_job *job) {
     return AM_FREE_REUSES ? AM_ERR_OOM : AM_ERR_NA;
 }
 
-static uint64_t trace_threads_run(am_heap *h, am_job *job, int *status, const am_replay *r);
+static int trace_threads_run(am_heap *h, am_job *job, const am_replay *r, uint64_t base, uint64_t *sum);
 
 static uint64_t trace_run(am_heap *h, am_job *job, int *status) {
     const am_replay *r = am_replay_current;
     *status = trace_prepare(h, job, r);
     if (*status != AM_OK) return 0;
-    if (r->threads > 1) return trace_threads_run(h, job, status, r);
-    uint64_t sum = 0;
+    uint64_t base = trace_value(job->seed, 0), sum = 0;
     /* the calls, then the frees of what the program left live, so that
-     * repetitions are alike */
-    const am_replay_op *end = r->ops + r->nops + r->nclose;
-    const am_replay_op *op = trace_calls_run(h, r, r->ops, end, trace_value(job->seed, 0), &sum);
+     * repetitions are alike; a trace of several threads makes its calls on
+     * threads of its own, and its frees here, after they are joined */
+    const am_replay_op *op = r->ops, *end = r->ops + r->nops + r->nclose;
+    if (r->threads > 1) {
+        *status = trace_threads_run(h, job, r, base, &sum);
+        if (*status != AM_OK) return 0; /* the blocks still live are left to the heap's reset or destroy */
+        op += r->nops;
+    }
+    op = trace_calls_run(h, r, op, end, base + (size_t)(op - r->ops), &sum);
     if (AM_UNLIKELY(op != end)) {
-        trace_unwind(h, r, (size_t)(op - r->ops));
+        if (r->threads == 1) trace_unwind(h, r, (size_t)(op - r->ops));
         *status = trace_out_of_memory(job);
         return 0;
     }
@@ -389,18 +394,16 @@ static AM_NOINLINE int trace_threads_prepare(am_job *job, const am_replay *r) {
     return AM_OK;
 }
 
-static uint64_t trace_threads_run(am_heap *h, am_job *job, int *status, const am_replay *r) {
-    *status = trace_threads_prepare(job, r);
-    if (*status != AM_OK) return 0;
+/* The program's calls, each thread's on a thread of its own; AM_OK, or the
+ * status to end with. The frees of what it left live are trace_run's. */
+static int trace_threads_run(am_heap *h, am_job *job, const am_replay *r, uint64_t base, uint64_t *sum) {
+    int status = trace_threads_prepare(job, r);
+    if (status != AM_OK) return status;
     trace_thread *t = calloc(r->threads, sizeof *t);
-    if (!t) {
-        *status = AM_ERR_OOM;
-        return 0;
-    }
+    if (!t) return AM_ERR_OOM;
     atomic_int abort_flag;
     atomic_init(&abort_flag, 0);
     am_start_line line;
-    uint64_t base = trace_value(job->seed, 0), sum = 0;
     for (unsigned i = 0; i < r->threads; i++) {
         t[i].line = &line;
         t[i].heap = h;
@@ -411,34 +414,22 @@ static uint64_t trace_threads_run(am_heap *h, am_job *job, int *status, const am
         t[i].repetition = trace_repetition;
         t[i].base = base;
     }
-    *status = am_thread_group_run(trace_thread_run, t, sizeof *t, r->threads, &line, &job->timed_ns);
+    status = am_thread_group_run(trace_thread_run, t, sizeof *t, r->threads, &line, &job->timed_ns);
     for (unsigned i = 0; i < r->threads; i++) {
-        if (t[i].status != AM_OK) *status = t[i].status;
-        sum += t[i].sum;
+        if (t[i].status != AM_OK) status = t[i].status;
+        *sum += t[i].sum;
 #if AM_STATS
         for (int k = 0; k < AM_REPLAY_KINDS; k++) trace_calls[k] += t[i].calls[k];
         trace_live += t[i].live;
 #endif
     }
     free(t);
-    if (*status != AM_OK) { /* the blocks still live are left to the heap's reset or destroy */
-        if (*status == AM_ERR_OOM) *status = trace_out_of_memory(job);
-        return 0;
-    }
-    /* the blocks the program left live, freed after the threads (joined) */
-    const am_replay_op *end = r->ops + r->nops + r->nclose;
-    if (trace_calls_run(h, r, r->ops + r->nops, end, base + r->nops, &sum) != end) {
-        *status = trace_out_of_memory(job);
-        return 0;
-    }
 #if AM_STATS
     /* the peak of the calls in the program's order: the threads' own order
      * changes from run to run */
     trace_peak = r->peak_live;
 #endif
-    trace_count_report(job, r);
-    trace_metrics(job, r);
-    return sum;
+    return status == AM_ERR_OOM ? trace_out_of_memory(job) : status;
 }
 
 /* The stamps the replay reads back, computed without any allocator: each
@@ -481,37 +472,24 @@ static unsigned trace_reps(size_t size) {
     return (unsigned)(reps < 1000 ? reps : 1000);
 }
 
-const am_workload am_workload_trace = {
-    .name = "trace",
-    .summary = "a recorded program's calls (--trace FILE, docs/trace.md) replayed in order; size 1 (time per call)",
-    .sizes = trace_sizes,
-    .log_sizes = trace_sizes,
-    .reps = trace_reps,
-    .ops = trace_ops,
-    .run = trace_run,
-    .oracle = trace_oracle,
-    .threaded = 0,
-    .seeds = 1,
-    .age = 0,
-    .min_bytes = NULL,
-};
-
-/* a trace of several threads: the same workload, threaded (its threads time
- * themselves, and it runs without the partner); not a workload of its own name */
-static const am_workload trace_threaded = {
-    .name = "trace",
-    .summary = "a recorded program's calls (--trace FILE, docs/trace.md) replayed in order, each thread's on a thread of its own",
-    .sizes = trace_sizes,
-    .log_sizes = trace_sizes,
-    .reps = trace_reps,
-    .ops = trace_ops,
-    .run = trace_run,
-    .oracle = trace_oracle,
-    .threaded = 1,
-    .seeds = 1,
-    .age = 0,
-    .min_bytes = NULL,
-};
+/* The workload's table, and the one a trace of several threads runs by: the
+ * same workload, threaded (its threads time themselves, and it runs without
+ * the partner), not a workload of its own name. */
+#define TRACE_WORKLOAD(summary_end, is_threaded)                                                                       \
+    {.name = "trace",                                                                                                  \
+     .summary = "a recorded program's calls (--trace FILE, docs/trace.md) replayed in order" summary_end,              \
+     .sizes = trace_sizes,                                                                                             \
+     .log_sizes = trace_sizes,                                                                                         \
+     .reps = trace_reps,                                                                                               \
+     .ops = trace_ops,                                                                                                 \
+     .run = trace_run,                                                                                                 \
+     .oracle = trace_oracle,                                                                                           \
+     .threaded = is_threaded,                                                                                          \
+     .seeds = 1,                                                                                                       \
+     .age = 0,                                                                                                         \
+     .min_bytes = NULL}
+const am_workload am_workload_trace = TRACE_WORKLOAD("; size 1 (time per call)", 0);
+static const am_workload trace_threaded = TRACE_WORKLOAD(", each thread's on a thread of its own", 1);
 
 const am_workload *am_trace_workload(const am_workload *w) {
     return w == &am_workload_trace && am_replay_current && am_replay_current->threads > 1 ? &trace_threaded : w;

@@ -11,6 +11,7 @@ a user runs them:
   and a copy cut mid-unit reads up to the cut, which is named;
 - bad input, to trace-info and to make record, is refused with a message
   and exit status 2; a program that fails keeps its trace and its status."""
+import glob
 import os
 import shutil
 import signal
@@ -143,7 +144,8 @@ class Recorder(unittest.TestCase):
         lib = os.path.join(self.tmp, "libamrecord-wraps.so")
         subprocess.run(["gcc" if shutil.which("gcc") else "cc", "-std=c11", "-O2", "-fPIC", "-shared",
                         "-fvisibility=hidden", "-DSEQ_BITS=10", "-DHINT_BITS=6", "-o", lib,
-                        os.path.join(ROOT, "recorder", "record.c"), "-ldl", "-lpthread"], check=True)
+                        *sorted(glob.glob(os.path.join(ROOT, "recorder", "record_*.c"))), "-ldl", "-lpthread"],
+                       check=True)
         path = self.path("late.trace")
         subprocess.run([self.subject, "late", "5000"], check=True,
                        env=dict(os.environ, LD_PRELOAD=lib, AM_TRACE=path))

@@ -18,16 +18,9 @@ docs/trace.md, "Replay"), through cells built as make builds them:
   of the build: faithful to its closing record, one checksum and digest on
   every thread-safe row, "not applicable" on the others;
 - the replay's own instructions a call (workloads/trace.c's, under
-  callgrind, gcc) at most 25 on the malloc row and minimal;
-- make bench TRACE="a b" (the runner's --trace): each trace's cells, of the
-  workload trace:NAME, for every strategy, alone or beside the WORKLOADS
-  given; a trace that cannot be read or decoded, an empty one, a folder, two
-  of one name, trace:NAME without its file: a message, exit 2, no folder;
-- make count TRACE=FILE: a trace's cells counted under callgrind as every
-  one-thread cell, the same figures from a file at another path and with
-  another environment, and counts.json naming the trace by its digest."""
-import csv
-import hashlib
+  callgrind, gcc) at most 25 on the malloc row and minimal.
+The runner's --trace (make bench and make count TRACE=) is
+test_runner_traces.py's."""
 import json
 import os
 import re
@@ -39,7 +32,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_recorder import INFO, KINDS, LIB, LINUX, ROOT, make  # noqa: E402
-from test_runner import BUILD, COMPILER, ensure_cells, read_csv, run  # noqa: E402
+from test_runner import BUILD, COMPILER, ensure_cells  # noqa: E402
 
 ROWS = "system,pool,concurrent_pool,monotonic"
 
@@ -82,6 +75,46 @@ def cell(row, trace, *extra, name="trace:t"):
     return p.returncode, json.loads(lines[-1]) if lines else {}, p.stderr
 
 
+def assert_faithful(test, v, line):
+    """the -stats cell's answer (line) makes the calls of each kind, reaches
+    the peak and ends with the live bytes of the trace's closing record (v,
+    trace-info --values)"""
+    m, s = line["metrics"], line["stats"]
+    for k in KINDS:
+        test.assertEqual(m["calls_" + k], int(v["closing_" + k]), k)
+    test.assertEqual(m["peak_live_bytes"], int(v["closing_peak_live"]))
+    test.assertEqual(m["final_live_bytes"], int(v["closing_final_live"]))
+    # the counting wrapper: a block, an allocation; every block freed by the end
+    test.assertEqual(s["allocs"], int(v["blocks"]))
+    test.assertEqual(s["frees"], int(v["blocks"]))
+    test.assertEqual(s["bytes_live"], 0)
+
+
+def build_recorder():
+    """the recording library and trace-info"""
+    p = make(LIB, INFO)
+    if p.returncode != 0:
+        raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
+
+
+def record(trace, cmd):
+    """make record TRACE=trace CMD=cmd: the trace"""
+    p = make("record", "TRACE=" + trace, "CMD=" + cmd)
+    if p.returncode != 0:
+        raise AssertionError(f"recording {cmd} failed:\n{p.stdout}{p.stderr}")
+    return trace
+
+
+def record_program(folder, name, source, *flags):
+    """source compiled in folder (-fno-builtin keeps every call a call) and
+    recorded: the trace, folder/name.trace"""
+    src, exe = os.path.join(folder, name + ".c"), os.path.join(folder, name)
+    with open(src, "w") as f:
+        f.write(source)
+    subprocess.run([shutil.which("gcc") or "cc", "-std=c11", "-O1", "-fno-builtin", *flags, "-o", exe, src], check=True)
+    return record(os.path.join(folder, name + ".trace"), exe)
+
+
 @unittest.skipUnless(LINUX, "traces are recorded with an LD_PRELOAD library (Linux, glibc)")
 class Replay(unittest.TestCase):
     @classmethod
@@ -89,29 +122,15 @@ class Replay(unittest.TestCase):
         ensure_cells(ROWS)
         subprocess.run(["make", "--no-print-directory", "-j2", os.path.join(BUILD, "bin", "am-cell-system-stats")],
                        cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        p = make(LIB, INFO)
-        if p.returncode != 0:
-            raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
+        build_recorder()
         cls.tmp = tempfile.mkdtemp(prefix="am-replay-")
-        src, exe = os.path.join(cls.tmp, "calls.c"), os.path.join(cls.tmp, "calls")
-        with open(src, "w") as f:
-            f.write(PROGRAM)
-        cc = shutil.which("gcc") or "cc"
-        subprocess.run([cc, "-std=c11", "-O1", "-fno-builtin", "-o", exe, src], check=True)
-        cls.c_trace = cls.record("calls.trace", exe)
-        cls.py_trace = cls.record("py.trace", "python3 -c 'd = [{i: str(i) * (i % 50)} for i in range(3000)]'")
+        cls.c_trace = record_program(cls.tmp, "calls", PROGRAM)
+        cls.py_trace = record(os.path.join(cls.tmp, "py.trace"),
+                              "python3 -c 'd = [{i: str(i) * (i % 50)} for i in range(3000)]'")
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    @classmethod
-    def record(cls, name, cmd):
-        path = os.path.join(cls.tmp, name)
-        p = make("record", "TRACE=" + path, "CMD=" + cmd)
-        if p.returncode != 0:
-            raise AssertionError(f"recording {cmd} failed:\n{p.stdout}{p.stderr}")
-        return path
 
     def info(self, path):
         p = subprocess.run([os.path.join(ROOT, INFO), "--values", path], capture_output=True, text=True, check=True)
@@ -128,15 +147,7 @@ class Replay(unittest.TestCase):
             with self.subTest(trace=os.path.basename(trace)):
                 v, line = self.info(trace), self.stats(trace)
                 self.assertEqual(v["closed"], "1")
-                m, s = line["metrics"], line["stats"]
-                for k in KINDS:
-                    self.assertEqual(m["calls_" + k], int(v["closing_" + k]), k)
-                self.assertEqual(m["peak_live_bytes"], int(v["closing_peak_live"]))
-                self.assertEqual(m["final_live_bytes"], int(v["closing_final_live"]))
-                # the counting wrapper: a block, an allocation; every block freed by the end
-                self.assertEqual(s["allocs"], int(v["blocks"]))
-                self.assertEqual(s["frees"], int(v["blocks"]))
-                self.assertEqual(s["bytes_live"], 0)
+                assert_faithful(self, v, line)
         v = self.info(self.c_trace)
         for k in KINDS:  # the C program made every call: none is left out of the check
             self.assertGreater(int(v["closing_" + k]), 0, k)
@@ -289,9 +300,7 @@ class ReplayCost(unittest.TestCase):
         ensure_cells("system,minimal")
         tmp = tempfile.mkdtemp(prefix="am-replay-cost-")
         self.addCleanup(shutil.rmtree, tmp, True)
-        trace = os.path.join(tmp, "py.trace")
-        p = make("record", "TRACE=" + trace, "CMD=python3 -c 'd = [{i: str(i)} for i in range(2000)]'")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        trace = record(os.path.join(tmp, "py.trace"), "python3 -c 'd = [{i: str(i)} for i in range(2000)]'")
         for row in ("system", "minimal"):
             exe = os.path.join(ROOT, BUILD, "bin", "am-cell-" + row)
             (few, ops), (more, _) = (replay_own_instructions(exe, trace, r) for r in self.REPS)
@@ -313,19 +322,9 @@ class ThreadedReplay(unittest.TestCase):
     def setUpClass(cls):
         subprocess.run(["make", "--no-print-directory", "-j2", "cells"], cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)
-        p = make(LIB, INFO)
-        if p.returncode != 0:
-            raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
+        build_recorder()
         cls.tmp = tempfile.mkdtemp(prefix="am-replay-threads-")
-        src, exe = os.path.join(cls.tmp, "ring.c"), os.path.join(cls.tmp, "ring")
-        with open(src, "w") as f:
-            f.write(THREADED)
-        subprocess.run([shutil.which("gcc") or "cc", "-std=c11", "-O1", "-fno-builtin", "-pthread", "-o", exe, src],
-                       check=True)
-        cls.trace = os.path.join(cls.tmp, "ring.trace")
-        p = make("record", "TRACE=" + cls.trace, "CMD=" + exe)
-        if p.returncode != 0:
-            raise AssertionError(f"recording {exe} failed:\n{p.stdout}{p.stderr}")
+        cls.trace = record_program(cls.tmp, "ring", THREADED, "-pthread")
 
     @classmethod
     def tearDownClass(cls):
@@ -341,14 +340,7 @@ class ThreadedReplay(unittest.TestCase):
         v = Replay.info(self, self.trace)
         rc, line, err = cell("system-stats", self.trace, "--stats-only")
         self.assertEqual((rc, line.get("status")), (0, "ok"), err + json.dumps(line))
-        m, s = line["metrics"], line["stats"]
-        for k in KINDS:
-            self.assertEqual(m["calls_" + k], int(v["closing_" + k]), k)
-        self.assertEqual(m["peak_live_bytes"], int(v["closing_peak_live"]))
-        self.assertEqual(m["final_live_bytes"], int(v["closing_final_live"]))
-        self.assertEqual(s["allocs"], int(v["blocks"]))
-        self.assertEqual(s["frees"], int(v["blocks"]))
-        self.assertEqual(s["bytes_live"], 0)
+        assert_faithful(self, v, line)
 
     def test_every_thread_safe_row_replays_it_and_the_others_do_not_apply(self):
         seen, skipped = {}, []
@@ -365,171 +357,6 @@ class ThreadedReplay(unittest.TestCase):
         self.assertEqual(len(set(seen.values())), 1, seen)
         self.assertIn("system", seen)
         self.assertTrue(skipped, "no row said that it is not thread-safe")
-
-
-@unittest.skipUnless(LINUX, "traces are recorded with an LD_PRELOAD library (Linux, glibc)")
-class BenchTrace(unittest.TestCase):
-    """The runner's --trace (make bench TRACE=...): a trace is a workload of the run."""
-
-    @classmethod
-    def setUpClass(cls):
-        ensure_cells()
-        p = make(LIB, INFO)
-        if p.returncode != 0:
-            raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
-        cls.tmp = tempfile.mkdtemp(prefix="am-bench-trace-")
-        src, exe = os.path.join(cls.tmp, "calls.c"), os.path.join(cls.tmp, "calls")
-        with open(src, "w") as f:
-            f.write(PROGRAM)
-        subprocess.run([shutil.which("gcc") or "cc", "-std=c11", "-O1", "-fno-builtin", "-o", exe, src], check=True)
-        cls.trace = os.path.join(cls.tmp, "calls.trace")
-        p = make("record", "TRACE=" + cls.trace, "CMD=" + exe)
-        if p.returncode != 0:
-            raise AssertionError(f"recording failed:\n{p.stdout}{p.stderr}")
-        # the same calls under a second name: a second workload
-        cls.other = os.path.join(cls.tmp, "again.trace")
-        shutil.copyfile(cls.trace, cls.other)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def bench(self, *args, out="run"):
-        out = os.path.join(self.tmp, out)
-        return run(["--allocators", "system,minimal", "--samples", "3", "--min-ms", "1", "--seed", "7",
-                    "--revisits", "0", "--no-stats-tables", "--cpu", "none", "--out", out] + list(args)), out
-
-    def test_each_trace_is_a_workload_of_every_strategy(self):
-        p, out = self.bench("--trace", self.trace, "--trace", self.other, out="two")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        _, rows = read_csv(os.path.join(out, "summary.csv"))
-        cells = sorted((r["workload"], r["strategy"], r["status"]) for r in rows)
-        self.assertEqual(cells, [(w, s, "ok") for w in ("trace:again", "trace:calls") for s in ("minimal", "system")])
-        # one trace, one inputs digest on every row
-        for w in ("trace:again", "trace:calls"):
-            self.assertEqual(len({r["inputs"] for r in rows if r["workload"] == w}), 1, w)
-        with open(os.path.join(out, "meta.json")) as f:
-            self.assertEqual(json.load(f)["workloads"], ["trace:calls", "trace:again"])
-        self.assertIn("trace:calls", p.stdout)
-
-    def test_workloads_add_to_the_traces(self):
-        p, out = self.bench("--trace", self.trace, "--workloads", "alloc_pair", "--quick", out="beside")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        _, rows = read_csv(os.path.join(out, "summary.csv"))
-        self.assertEqual(sorted({r["workload"] for r in rows}), ["alloc_pair", "trace:calls"])
-
-    def refused(self, args, *said):
-        p, out = self.bench(*args, out="never")
-        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
-        for s in said:
-            self.assertIn(s, p.stderr)
-        self.assertNotIn(" visits ", p.stdout)  # nothing measured
-        self.assertFalse(os.path.exists(out), "bad input left a run folder")
-
-    def test_bad_traces_are_refused_before_any_folder(self):
-        missing = os.path.join(self.tmp, "missing.trace")
-        empty = os.path.join(self.tmp, "empty.trace")
-        open(empty, "w").close()
-        text = os.path.join(self.tmp, "text.trace")
-        with open(text, "w") as f:
-            f.write("hello\n")
-        folder = os.path.join(self.tmp, "folder.trace")
-        os.makedirs(folder, exist_ok=True)
-        twin = os.path.join(self.tmp, "twin")
-        os.makedirs(twin, exist_ok=True)
-        shutil.copyfile(self.trace, os.path.join(twin, "calls.trace"))
-        for args, said in (
-                (["--trace", missing], [missing, "cannot read"]),
-                (["--trace", empty], [empty, "empty"]),
-                (["--trace", text], [text, "not an allocmark trace"]),
-                (["--trace", folder], [folder, "a folder"]),
-                (["--trace", self.trace, "--trace", os.path.join(twin, "calls.trace")], ["'calls'", "rename"]),
-                (["--workloads", "trace:nosuch"], ["trace:nosuch", "--trace"])):
-            with self.subTest(said=said[-1]):
-                self.refused(args, *said)
-
-    def test_make_bench_passes_each_trace(self):
-        # the runner refuses the first before anything is measured: a dry
-        # look at what make hands it, through the real goal
-        missing = os.path.join(self.tmp, "nosuch.trace")
-        out = os.path.join(self.tmp, "from-make")
-        env = dict(os.environ, AM_NO_INSTALL="1")
-        for k in ("MAKEFLAGS", "MFLAGS"):
-            env.pop(k, None)
-        p = subprocess.run(["make", "--no-print-directory", "bench", "QUICK=1", "ALLOCATORS=system",
-                            f"TRACE={self.trace} {self.other}", "OUT=" + out, "-n"],
-                           cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn(f"--trace '{self.trace}' --trace '{self.other}'", p.stdout)
-        p = subprocess.run(["tools/make.sh", "bench", "QUICK=1", "ALLOCATORS=system", "TRACE=" + missing,
-                            "OUT=" + out], cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
-        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
-        self.assertIn("cannot read", p.stderr)
-        self.assertFalse(os.path.exists(out))
-
-
-@unittest.skipUnless(LINUX and shutil.which("valgrind"), "needs the recorder (Linux, glibc) and valgrind")
-class CountTrace(unittest.TestCase):
-    """make count TRACE=FILE: a trace counted like any one-thread cell."""
-
-    @classmethod
-    def setUpClass(cls):
-        ensure_cells()
-        p = make(LIB, INFO)
-        if p.returncode != 0:
-            raise AssertionError(f"building the recorder failed:\n{p.stdout}{p.stderr}")
-        cls.tmp = tempfile.mkdtemp(prefix="am-count-trace-")
-        src, exe = os.path.join(cls.tmp, "calls.c"), os.path.join(cls.tmp, "calls")
-        with open(src, "w") as f:
-            f.write(PROGRAM)
-        subprocess.run([shutil.which("gcc") or "cc", "-std=c11", "-O1", "-fno-builtin", "-o", exe, src], check=True)
-        cls.trace = os.path.join(cls.tmp, "calls.trace")
-        p = make("record", "TRACE=" + cls.trace, "CMD=" + exe)
-        if p.returncode != 0:
-            raise AssertionError(f"recording failed:\n{p.stdout}{p.stderr}")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def count(self, trace, out, env=None):
-        out = os.path.join(self.tmp, out)
-        p = run(["--count", "--allocators", "system,minimal", "--no-control", "--trace", trace, "--out", out],
-                env=env, timeout=300)
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        with open(os.path.join(out, "counts.csv")) as f:
-            text = f.read()
-        with open(os.path.join(out, "counts.json")) as f:
-            return text, json.load(f)
-
-    def test_a_trace_is_counted_the_same_on_every_run(self):
-        # the same file at a deeper path, counted with a longer environment:
-        # the cell's stack, and so its addresses, must not see either
-        deep = os.path.join(self.tmp, "a" * 60, "calls.trace")
-        os.makedirs(os.path.dirname(deep))
-        shutil.copyfile(self.trace, deep)
-        text, meta = self.count(self.trace, "here")
-        again, meta_again = self.count(deep, "there", env={"ALLOCMARK_TEST_PADDING": "x" * 300})
-        rows = list(csv.DictReader(text.splitlines()))
-        self.assertEqual(sorted((r["workload"], r["strategy"], r["status"]) for r in rows),
-                         [("trace:calls", s, "ok") for s in ("minimal", "system")], text)
-        for r in rows:
-            self.assertGreater(float(r["instructions_per_op"]), 0, r)
-        self.assertEqual(text, again)
-        self.assertEqual(meta["traces"], meta_again["traces"])
-        self.assertEqual(set(meta["traces"]), {"trace:calls"})
-        with open(self.trace, "rb") as f:
-            self.assertEqual(meta["traces"]["trace:calls"]["sha256"], hashlib.sha256(f.read()).hexdigest())
-
-    def test_make_count_passes_each_trace(self):
-        env = dict(os.environ)
-        for k in ("MAKEFLAGS", "MFLAGS"):
-            env.pop(k, None)
-        p = subprocess.run(["make", "--no-print-directory", "-n", "count", "ALLOCATORS=system",
-                            "TRACE=" + self.trace], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("--count", p.stdout)
-        self.assertIn(f"--trace '{self.trace}'", p.stdout)
 
 
 if __name__ == "__main__":
