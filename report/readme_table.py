@@ -133,9 +133,9 @@ TRACE_PREFIX = "trace:"
 
 
 def trace_table(folder):
-    """The README's block of the shipped traces' replays in the reference
-    run: each trace's fastest group and the columns' times per call; None
-    when the run replayed no trace."""
+    """The README's block of the shipped traces' replays in the committed
+    reference run: each trace's fastest group and the columns' times per
+    call; None when the run replayed no trace."""
     run = rundir.load_strict(folder, need=("summary.csv", "meta.json"))
     groups = groups_of(run)
     traces = sorted({k[2] for k in run.by_key if k[2].startswith(TRACE_PREFIX)})
