@@ -64,8 +64,11 @@ class CountFolder(unittest.TestCase):
 
     def test_ctrl_c_stops_the_count_at_once(self):
         env = stand_in_valgrind(os.path.join(self.tmp.name, "bin"), self.log, 20)
+        # a shell's background job (make test &) ignores SIGINT, and the runner
+        # would inherit that: Ctrl-C reaches a runner in the foreground
         p = subprocess.Popen(RUNNER + SMALL + ["--out", self.out], cwd=ROOT, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         try:
             deadline = time.time() + 60
             while len(started(self.log)) < 2 and time.time() < deadline and p.poll() is None:
