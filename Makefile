@@ -421,6 +421,7 @@ count:
 	@$(if $(MERGE),$(PYTHON) -m runner.allocmark --merge $(call shell_words,$(MERGE)) $(call opt,--out,$(OUT)); \
 	$(KEEP_STATUS);) \
 	$(CHECK_COMPILERS); \
+	$(NEED_MALLOCS); \
 	tools/need.sh --for "make count" valgrind valgrind || exit 2; \
 	$(call BUILD_EACH,$(if $(ALLOCATORS),$(call shell_word,ALLOCATORS=$(ALLOCATORS)$(comma)$(BENCH_BASE)))); \
 	$(PYTHON) -m runner.allocmark --count --compilers $$names $(COUNT_ARGS); \
