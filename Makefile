@@ -558,9 +558,11 @@ Variables (make VAR=value ...):
   DEBUG=1            the debug layer (a header and canary per block), in build/<cc>-debug/
   ALLOCATORS=a,b     only these rows (of allocators/strategies.txt, or their <row>@virtual twins)
   EXTERNAL=name:/path/to/libfoo.so   a row system-<name>: the system row linked against that
-                     malloc library (comma-separated for several)
+                     malloc library (comma-separated for several); it takes a malloc library,
+                     not a row: a C++ row is not a malloc and has no EXTERNAL form
   VIRTUAL=1          also every row's <row>@virtual twin: its strategy through a table of
-                     function pointers (run-time binding, as std::pmr); built and measured
+                     function pointers (run-time binding, as std::pmr); built and measured;
+                     the C++ rows have twins too (pmr-monotonic@virtual)
   COMPILERS="gcc clang"  make bench, count and hyperfine: one build folder each, one matrix
   QUICK=1            make bench: the small matrix
   WORKLOADS= SUITE= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)
