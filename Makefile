@@ -99,6 +99,9 @@ CXX_ROW_CFLAGS := -flto=auto -fexceptions
 # the .cc as a release build of C++ is compiled: without its libraries' asserts (Boost's)
 CXX_NDEBUG := -DNDEBUG
 CXX_ROW_LIBS := -lstdc++
+# clang's C driver links the sanitizers' C runtime only; UBSan's checks of a
+# C++ row's virtual calls (vptr) are in its C++ runtime (gcc's is one library)
+CXX_ROW_LIBS += $(if $(and $(findstring clang,$(CC)),$(findstring -fsanitize,$(EXTRA_LDFLAGS))),-fsanitize-link-c++-runtime)
 
 .PHONY: FORCE
 FORCE:
