@@ -51,6 +51,9 @@ typedef boost::details::pool::guard<mutex_type> guard;
 struct pool_type : mutex_type, boost::pool<counting_user_allocator> {
     pool_type(std::size_t partition, std::size_t max_size)
         : boost::pool<counting_user_allocator>(partition, BP_START_SIZE, max_size) {}
+    // pool::malloc()'s first two lines, through the pool's protected store()
+    bool has_free() const { return !store().empty(); }
+    void *pop() { return (store().malloc)(); }
 };
 
 // pool [i] has chunks of i * BP_MIN_PARTITION bytes ([0]: BP_MIN_PARTITION,
@@ -73,10 +76,19 @@ AM_NOINLINE void free_n(pool_type &pool, void *chunks, std::size_t n) {
     (pool.free)(chunks, n);
 }
 
-// singleton_pool::malloc() and free(p)
+// pool::malloc() on an empty list: malloc_need_resize(), a new block
+AM_NOINLINE void *malloc_grow(pool_type &pool) { return (pool.malloc)(); }
+
+// singleton_pool::malloc() and free(p). malloc() is split where a C++
+// compiler splits it: g++ 12 and clang++ 14 both inline its pop into a
+// std::list<int, fast_pool_allocator<int>> and call malloc_need_resize().
+// Whole, clang's link-time inliner took malloc_need_resize() into this
+// function and then left the function a call from C (22 instructions an
+// allocation, counted on thrash_pool_sort_list_int).
 inline void *malloc_one(pool_type &pool) {
     guard g(pool);
-    return (pool.malloc)();
+    if (AM_LIKELY(pool.has_free())) return pool.pop();
+    return malloc_grow(pool);
 }
 inline void free_one(pool_type &pool, void *chunk) {
     guard g(pool);

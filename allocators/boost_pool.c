@@ -90,29 +90,53 @@ static void add_ordered(bp_pool *p, char *start, size_t n) {
     else bp_set_next(prev, segregate(start, n, p->partition, bp_next(prev)));
 }
 
-/* n chunks that follow each other in the list and in memory, or NULL: one
- * pass over the list, restarting after each run that breaks (simple_
- * segregated_storage::malloc_n). */
-static void *malloc_n(bp_pool *p, size_t n) {
-    char *prev = NULL; /* the free chunk before `run`; NULL: run is the head */
-    char *run = p->first;
-    while (run) {
-        char *last = run, *next = bp_next(run);
-        size_t k = 1;
-        while (k < n && ADDR(next) == ADDR(last) + p->partition) {
-            last = next;
-            next = bp_next(last);
-            k++;
+/* The link at `at`: the pool's head (Boost's &first, as if it were a chunk)
+ * or a free chunk's, read and written through the chunk's poisoning. The
+ * head is no chunk, so ASan builds tell the two apart; elsewhere both are a
+ * plain load or store. */
+static void *link_at(bp_pool *p, void *at) {
+    if (AM_ASAN && at == (void *)&p->first) return p->first;
+    return bp_next(at);
+}
+
+static void set_link_at(bp_pool *p, void *at, void *next) {
+    if (AM_ASAN && at == (void *)&p->first) p->first = next;
+    else bp_set_next(at, next);
+}
+
+/* The n chunks from the one after *start, when they follow each other in the
+ * list and in memory: the last of them; else NULL, *start moved to the chunk
+ * where the run broke (simple_segregated_storage::try_malloc_n). The chunk
+ * size is a value, as Boost passes it: read from the pool once a walk. */
+static char *try_malloc_n(bp_pool *p, void **start, size_t n, size_t partition) {
+    char *iter = link_at(p, *start);
+    while (--n != 0) {
+        char *next = bp_next(iter);
+        if (ADDR(next) != ADDR(iter) + partition) {
+            *start = iter;
+            return NULL;
         }
-        if (k == n) {
-            if (prev) bp_set_next(prev, next);
-            else p->first = next;
-            return run;
-        }
-        prev = last;
-        run = next;
+        iter = next;
     }
-    return NULL;
+    return iter;
+}
+
+/* n chunks that follow each other in the list and in memory, or NULL: one
+ * pass over the list, each try starting after the run that broke the last,
+ * in Boost's steps (simple_segregated_storage::malloc_n): a chunk's link is
+ * read again where a try begins and where the run is unlinked. */
+static void *malloc_n(bp_pool *p, size_t n) {
+    void *start = &p->first;
+    size_t partition = p->partition;
+    char *iter;
+    if (n == 0) return NULL;
+    do {
+        if (link_at(p, start) == NULL) return NULL;
+        iter = try_malloc_n(p, &start, n, partition);
+    } while (iter == NULL);
+    void *run = link_at(p, start);
+    set_link_at(p, start, bp_next(iter));
+    return run;
 }
 
 void *bp_malloc_slow(bp_pool *p) {

@@ -16,11 +16,8 @@ void pool_destroy(pool_heap *h) {
     free(h);
 }
 
-/* an empty pool (ordered_malloc(1) takes a new block), or a request too big for any pool */
-void *pool_alloc_slow(pool_heap *h, size_t n) {
-    if (n > BP_MAX_PARTITION) return bp_big_alloc(&h->set, n, AM_MIN_ALIGN);
-    return bp_handout(bp_ordered_malloc(bp_set_pool(&h->set, BP_OBJECT_PARTITION(n)), 1), n);
-}
+/* a request too big for any pool */
+void *pool_alloc_slow(pool_heap *h, size_t n) { return bp_big_alloc(&h->set, n, AM_MIN_ALIGN); }
 
 /* a block above BP_MAX_PARTITION: one malloc of its own */
 void pool_free_slow(pool_heap *h, void *p) { bp_big_free(&h->set, p); }
