@@ -570,7 +570,7 @@ Variables (make VAR=value ...):
   QUICK=1            make bench: the small matrix
   WORKLOADS= SUITE= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)
   MARGIN=0.02 REVISITS=   make bench and compare: the practical margin of a mark; revisits (docs/bench.md)
-  BUDGET=S           make bench: seconds the run may take before its revisits stop (QUICK=1: 55)
+  BUDGET=S           make bench: seconds the run may take: rounds past the sixth and revisits stop there (QUICK=1: 55)
   TRACE="a.trace b.trace"   make bench and count: each recorded trace replayed through every strategy, the
                      workload trace:NAME (NAME: the file's name without its extension); alone,
                      the run measures the traces alone, WORKLOADS= adds others (docs/trace.md).

@@ -162,8 +162,9 @@ def make_parser():
                          f"interval too wide for the margin) with the baseline's, or every cell when a "
                          f"CPU it ran on changed state (default {config.DEFAULT_REVISITS}; 0: never)")
     ap.add_argument("--budget", type=positive_number, metavar="S",
-                    help=f"seconds the run may take: its revisits stop where it would pass them, the "
-                         f"planned rounds always run (default: no limit; --quick "
+                    help=f"seconds the run may take: a planned round past the sixth starts only where "
+                         f"the time left has room for it, and the revisits stop where the run would pass it "
+                         f"(default: no limit; --quick "
                          f"{config.QUICK_BUDGET_S:g} a compiler)")
     ap.add_argument("--margin", type=margin_arg, metavar="M",
                     help=f"a ratio is marked as a difference when its 95%% interval excludes 1 and it is "

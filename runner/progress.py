@@ -71,6 +71,13 @@ class Progress:
         print(f"{blocks} block{'s' if blocks > 1 else ''} wanted a revisit the time budget of "
               f"{budget_s:g} s had no room for (--budget)", flush=True)
 
+    def rounds_cut(self, taken, planned, budget_s):
+        """The planned rounds stopped at the run's time budget after `taken`."""
+        self.finish()
+        self.width = 0
+        print(f"the time budget of {budget_s:g} s had room for {taken} of the {planned} planned rounds "
+              f"(--budget): every cell has {taken} visits", flush=True)
+
     def before(self, m, rnd=0):
         if rnd != self.rnd:
             self.rnd, self.in_round = rnd, 0

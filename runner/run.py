@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 
-from runfolder import aggregate, outputs, runlock
+from runfolder import aggregate, outputs, runlock, stats
 from runfolder.errors import EXIT_ALL_FAILED, EXIT_INTERRUPTED, EXIT_NOT_WRITTEN, RunError, UsageError
 from runner import config, counting_tables, crosscc, environment, matrix, meta, pinning, rounds
 from runner.cell_process import Launcher
@@ -134,6 +134,7 @@ class Visits:
         self.late = set()    # blocks that wanted a revisit the time budget had no room for
         self.spent = {}      # cell -> (seconds, visits) so far: what a revisit of it will cost
         self.started = time.monotonic()
+        self.rounds_run = 0  # the planned rounds taken: fewer than cfg.rounds where the budget cut them
         self.work_loops = {}  # rounds.work_key -> W's loop count, from the first cell that measured it
 
     def block(self, rnd, cells):
@@ -165,7 +166,15 @@ class Visits:
             self.moved[b] = self.moved.get(b, 0) + 1
 
     def planned(self):
+        """The planned rounds; past the fewest that can mark a difference
+        (stats.MIN_VISITS), a round starts only if the time budget has room
+        for it, at what each cell's visits have cost so far: a run over its
+        budget takes fewer rounds of every cell rather than none of some."""
         for rnd in range(self.cfg.rounds):
+            if rnd >= stats.MIN_VISITS and self.cost(self.cfg.cells) > self.time_left():
+                self.progress.rounds_cut(rnd, self.cfg.rounds, self.cfg.budget_s)
+                break
+            self.rounds_run = rnd + 1
             for cells in matrix.blocks(matrix.round_order(self.cfg.cells, rnd, self.cfg.seed)):
                 self.block(rnd, cells)
 
@@ -218,7 +227,8 @@ class Visits:
         return {"limit": self.cfg.revisits, "blocks_revisited": len(self.revisited),
                 "revisits": sum(self.revisited.values()),
                 "visits_with_a_cpu_that_moved": sum(self.moved.values()),
-                "budget_s": self.cfg.budget_s, "blocks_left_for_time": len(self.late)}
+                "budget_s": self.cfg.budget_s, "blocks_left_for_time": len(self.late),
+                "planned_rounds_run": self.rounds_run}
 
     def time_note(self):
         """Where the run's time went (meta.json "time"): processes of each kind

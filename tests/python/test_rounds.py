@@ -333,6 +333,17 @@ class Revisits(unittest.TestCase):
         self.assertEqual(seen[("other", 1)], list(range(6)))
         self.assertEqual(visits.note()["revisits"], 0)
 
+    def test_planned_rounds_past_the_sixth_stop_where_the_budget_has_no_room_for_one(self):
+        # 8 cells, a second a visit: a round costs 8 s
+        seen, visits = self.visit_all(noisy_size=None, rounds_=8, revisits=0, budget_s=57)
+        self.assertEqual(seen[("other", 1)], list(range(7)))   # 56 s: the eighth would pass 57
+        self.assertEqual(visits.note()["planned_rounds_run"], 7)
+        seen, visits = self.visit_all(noisy_size=None, rounds_=8, revisits=0, budget_s=10)
+        self.assertEqual(seen[("base", 4)], list(range(6)))    # never fewer than six
+        seen, visits = self.visit_all(noisy_size=None, rounds_=8, revisits=0)
+        self.assertEqual(seen[("other", 1)], list(range(8)))   # no budget: every planned round
+        self.assertEqual(visits.note()["planned_rounds_run"], 8)
+
 
 if __name__ == "__main__":
     unittest.main()
