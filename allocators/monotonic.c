@@ -66,7 +66,6 @@ static void use_buffer(monotonic_heap *h, void *p, size_t bytes) {
     /* chunks after a buffer are at least twice its size */
     if (h->next_size < 2 * bytes) h->next_size = 2 * bytes;
     if (h->max_chunk && h->next_size > h->max_chunk) h->next_size = h->max_chunk;
-    h->start_size = h->next_size;
 }
 
 monotonic_heap *monotonic_create(const am_options *o) {
@@ -78,7 +77,6 @@ monotonic_heap *monotonic_create(const am_options *o) {
     if (h->max_chunk && first > h->max_chunk) first = h->max_chunk;
     if (first < HEADER + AM_MIN_ALIGN) first = HEADER + AM_MIN_ALIGN;
     h->next_size = first;
-    h->start_size = first;
     if (o && o->buffer && o->buffer_size) {
         use_buffer(h, o->buffer, o->buffer_size);
         return h;
@@ -102,12 +100,10 @@ monotonic_heap *monotonic_create(const am_options *o) {
     enter(h, h->first, h->first_end);
     if (h->next_size <= SIZE_MAX / 4) h->next_size *= 2;
     if (h->max_chunk && h->next_size > h->max_chunk) h->next_size = h->max_chunk;
-    h->start_size = h->next_size;
     return h;
 }
 
-static void free_chunks(monotonic_heap *h) {
-    monotonic_chunk *c = h->chunks;
+static void free_chunks(monotonic_heap *h, monotonic_chunk *c) {
     while (c) {
         monotonic_chunk *prev = c->prev;
         h->reserved -= c->size;
@@ -115,13 +111,13 @@ static void free_chunks(monotonic_heap *h) {
         free(c);
         c = prev;
     }
-    h->chunks = NULL;
 }
 
 void monotonic_destroy(monotonic_heap *h) {
     if (!h) return;
     am_unpoison(h->first, (size_t)(first_poisoned(h) - h->first)); /* the caller's, the thread's or malloc's again */
-    free_chunks(h);
+    free_chunks(h, h->chunks);
+    free_chunks(h, h->kept);
     free(h->first_chunk);
     if (h->local_claim) *h->local_claim = 0;
     free(h);
@@ -133,6 +129,18 @@ void *monotonic_alloc_slow(monotonic_heap *h, size_t n, size_t align) {
     if (n > SIZE_MAX / 4 || align > SIZE_MAX / 4) return NULL;
     size_t pad = align > AM_MIN_ALIGN ? align - AM_MIN_ALIGN : 0;
     size_t least = HEADER + AM_ALIGN_UP(n, AM_MIN_ALIGN) + pad;
+    /* the chunks reset kept come first, in the order they were taken; one too
+     * small for this block is passed over and stays held until the next reset */
+    while (h->kept) {
+        monotonic_chunk *c = h->kept;
+        h->kept = c->prev;
+        c->prev = h->chunks;
+        h->chunks = c;
+        if (c->size >= least) {
+            enter(h, (char *)c + HEADER, (char *)c + c->size);
+            return align > AM_MIN_ALIGN ? am_bump_alloc_aligned(&h->bump, n, align) : am_bump_alloc(&h->bump, n);
+        }
+    }
     size_t size = h->next_size > least ? h->next_size : least;
     size_t room = h->limit ? h->limit - h->reserved : SIZE_MAX;
     if (size > room) size = room & ~(size_t)(AM_MIN_ALIGN - 1);
@@ -168,10 +176,21 @@ void *monotonic_realloc_slow(monotonic_heap *h, void *p, size_t old_n, size_t ne
     return q;
 }
 
+/* Rewinds to the first chunk and keeps every other, the ones filled since the
+ * last reset (newest first in chunks) back in front of those still kept, so
+ * that kept runs oldest first. Under ASan a kept chunk is poisoned whole: what
+ * was used in it is not tracked, and its blocks must not be read again. */
 void monotonic_reset(monotonic_heap *h) {
     am_poison(h->first, (size_t)(first_poisoned(h) - h->first));
-    free_chunks(h);
-    h->next_size = h->start_size;
+    monotonic_chunk *c = h->chunks;
+    while (c) {
+        monotonic_chunk *prev = c->prev;
+        am_poison((char *)c + HEADER, c->size - HEADER);
+        c->prev = h->kept;
+        h->kept = c;
+        c = prev;
+    }
+    h->chunks = NULL;
     enter(h, h->first, h->first_end);
 }
 
@@ -183,5 +202,6 @@ void monotonic_usage(const monotonic_heap *h, size_t *reserved, size_t *reserved
 size_t monotonic_chunk_count(const monotonic_heap *h) {
     size_t n = h->first_chunk ? 1 : 0;
     for (const monotonic_chunk *c = h->chunks; c; c = c->prev) n++;
+    for (const monotonic_chunk *c = h->kept; c; c = c->prev) n++;
     return n;
 }

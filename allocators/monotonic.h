@@ -1,8 +1,10 @@
 /* monotonic.h: a bump arena, the monotonic allocator of the 2009 Boost
  * monotonic comparison (C++'s monotonic_buffer_resource). Blocks are cut from chunks taken from malloc, each
  * chunk twice the one before; free gives bytes back only for the last block
- * handed out, and reset keeps the first chunk and rewinds. Not a general
- * allocator: a block freed in the middle is reused only after reset.
+ * handed out, and reset rewinds and keeps every chunk, as the comparison's
+ * storage::reset() rewound each link of its chain: the next repetition fills
+ * the same chunks again, oldest first, before it takes a new one. Not a
+ * general allocator: a block freed in the middle is reused only after reset.
  *
  * Built with -DAM_MONOTONIC_LOCAL=1 (the monotonic-local row, the comparison's
  * "local" column, whose storage was on the stack), a heap created without
@@ -43,9 +45,9 @@ typedef struct monotonic_heap {
     /* The first chunk: a buffer (first_chunk NULL) or the oldest malloc chunk. */
     char *first, *first_end;
     monotonic_chunk *first_chunk;
-    monotonic_chunk *chunks;   /* malloc chunks after the first, newest first */
+    monotonic_chunk *chunks;   /* malloc chunks after the first filled since reset, newest first */
+    monotonic_chunk *kept;     /* malloc chunks kept by reset and not filled since, oldest first */
     size_t next_size;          /* bytes of the next malloc chunk, header included */
-    size_t start_size;         /* next_size again after reset */
     size_t max_chunk, limit;
     size_t reserved, reserved_peak;
     int *local_claim;          /* the thread's "buffer in use" flag, if this heap holds it */

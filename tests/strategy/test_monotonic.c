@@ -168,20 +168,33 @@ static void test_chunks_double_and_are_counted(void) {
     release_local_buffer();
 }
 
-static void test_reset_keeps_the_first_chunk_and_rewinds(void) {
+/* As the 2009 comparison's storage::reset(): every chunk is kept and rewound,
+ * and the next fill takes them again, oldest first, before a new one. */
+static void test_reset_rewinds_and_keeps_every_chunk(void) {
     hold_local_buffer();
     am_heap *h = new_heap(4096, 0, 0);
     CHECK(h != NULL);
     char *first = am_alloc(h, 10);
     while (monotonic_chunk_count(h) < 4) CHECK(am_alloc(h, 1500) != NULL);
-    CHECK(reserved_of(h) == 4096 + 8192 + 16384 + 32768);
+    size_t held = 4096 + 8192 + 16384 + 32768;
+    CHECK(reserved_of(h) == held);
     am_reset(h);
-    CHECK(monotonic_chunk_count(h) == 1);
-    CHECK(reserved_of(h) == 4096);
+    CHECK(monotonic_chunk_count(h) == 4);
+    CHECK(reserved_of(h) == held);
     CHECK_MSG(am_alloc(h, 10) == first, "reset did not rewind to the first chunk's start");
-    /* and growth starts over from the first chunk's size */
-    while (monotonic_chunk_count(h) < 2) CHECK(am_alloc(h, 1500) != NULL);
-    CHECK(reserved_of(h) == 4096 + 8192);
+    /* the same fill again takes no new chunk */
+    while (h->kept) CHECK(am_alloc(h, 1500) != NULL);
+    CHECK_MSG(monotonic_chunk_count(h) == 4 && reserved_of(h) == held,
+              "refilling after reset took a new chunk: %zu chunks, %zu bytes", monotonic_chunk_count(h), reserved_of(h));
+    /* past the kept chunks, growth goes on from the largest */
+    while (monotonic_chunk_count(h) < 5) CHECK(am_alloc(h, 1500) != NULL);
+    CHECK(reserved_of(h) == held + 65536);
+    /* a block too large for the kept chunks passes them over; they stay held */
+    am_reset(h);
+    CHECK(am_alloc(h, 40000) != NULL);
+    CHECK(monotonic_chunk_count(h) == 5 && reserved_of(h) == held + 65536);
+    CHECK(am_alloc(h, 100000) != NULL);
+    CHECK(monotonic_chunk_count(h) == 6);
     am_destroy(h);
     release_local_buffer();
 }
@@ -216,7 +229,7 @@ static void test_caller_buffer_first_and_never_freed(void) {
     CHECK_MSG(reserved_of(h) == BYTES + 2 * BYTES,
               "after the buffer, the first chunk is twice its size: reserved %zu", reserved_of(h));
     am_reset(h);
-    CHECK(monotonic_chunk_count(h) == 0);
+    CHECK(monotonic_chunk_count(h) == 1); /* kept, the buffer rewound to */
     CHECK(am_alloc(h, 1) == buf);
     am_destroy(h);
     CHECK(buf[200] == 0x5a); /* still ours, still as written */
@@ -285,8 +298,9 @@ static void test_limit_returns_null(void) {
     CHECK(reserved_of(h) <= limit);
     CHECK_MSG(got * 512 >= limit * 3 / 4, "only %zu blocks of 512 under a %zu-byte limit", got, limit);
     CHECK(am_alloc(h, 512) == NULL); /* asking again is fine */
+    size_t held = reserved_of(h);
     am_reset(h);
-    CHECK(monotonic_chunk_count(h) == 1 && reserved_of(h) == 4096);
+    CHECK(reserved_of(h) == held); /* the chunks are kept, within the limit */
     CHECK(am_alloc(h, 512) != NULL);
     am_destroy(h);
     release_local_buffer();
@@ -355,7 +369,7 @@ static const am_test tests[] = {
     {"free_rolls_back_only_the_last_block", test_free_rolls_back_only_the_last_block},
     {"realloc_in_place_when_last", test_realloc_in_place_when_last},
     {"chunks_double_and_are_counted", test_chunks_double_and_are_counted},
-    {"reset_keeps_the_first_chunk_and_rewinds", test_reset_keeps_the_first_chunk_and_rewinds},
+    {"reset_rewinds_and_keeps_every_chunk", test_reset_rewinds_and_keeps_every_chunk},
     {"caller_buffer_first_and_never_freed", test_caller_buffer_first_and_never_freed},
 #if AM_MONOTONIC_LOCAL
     {"local_buffer_first_one_heap_at_a_time", test_local_buffer_first_one_heap_at_a_time},
