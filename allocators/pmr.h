@@ -37,6 +37,9 @@
 #define pmr_RESET_FREES_LIVE 1
 #define pmr_THREAD_SAFE (AM_PMR_KIND == AM_PMR_SYNC_POOL)
 #define pmr_ASAN_POISONS 0
+/* a pool per size class, each taking chunks of at least 16 blocks, twice as
+ * many each time, whatever the limit leaves */
+#define pmr_POOLS_GROW_APART (AM_PMR_KIND != AM_PMR_MONOTONIC)
 
 typedef struct pmr_heap {
     am_counters counters;
