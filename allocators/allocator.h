@@ -53,6 +53,13 @@
  *                      the blocks of all, the first heap's limit binds all, and
  *                      without S_THREAD_SAFE no two heaps may be used from two
  *                      threads at once (optional; 0 when absent)
+ *   S_POOLS_GROW_APART 1 if each block size has a pool of its own that takes
+ *                      chunks of many blocks from the system as it fills, at
+ *                      sizes the strategy does not fit to the limit (std::pmr's
+ *                      pool resources): under a byte limit one size may run out
+ *                      while a block of another still fits, and the first block
+ *                      of a size may take more than a small limit leaves
+ *                      (optional; 0 when absent)
  *   S_FAILED_GROWTH_STICKS 1 if, once a request for a new chunk failed, the
  *                      strategy may keep asking for one that large (Boost.Pool's
  *                      next_size, which purge_memory leaves as it is when the
@@ -114,6 +121,11 @@ typedef AM_S(_heap) am_heap;
 #define AM_FAILED_GROWTH_STICKS 1
 #else
 #define AM_FAILED_GROWTH_STICKS 0
+#endif
+#if AM_S(_POOLS_GROW_APART)
+#define AM_POOLS_GROW_APART 1
+#else
+#define AM_POOLS_GROW_APART 0
 #endif
 #if AM_S(_HEAPS_SHARE_STATE)
 #define AM_HEAPS_SHARE_STATE 1

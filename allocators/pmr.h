@@ -11,12 +11,16 @@
  * allocator's would; with -fexceptions on the C side, since they catch
  * std::bad_alloc (out of memory is NULL, never an exception through C).
  * Every block is asked for with alignment AM_MIN_ALIGN and given back with the
- * size and alignment it was asked with (sized deallocate).
+ * size and alignment it was asked with (sized deallocate); the pool kinds
+ * round the size up to a multiple of the alignment, without which libstdc++'s
+ * pools of 24-byte blocks hand out blocks aligned to 8.
  *
  * The upstream is the default resource (new/delete) seen through a counting
  * resource of pmr.cc: it keeps the reserved bytes and refuses past
  * am_options.limit (one virtual call per chunk the resource takes, not per
- * block). reset is release(). */
+ * block). The pool resources' own tables come from it too, counted and never
+ * refused, with room for them kept under the limit (pmr.cc says why). reset
+ * is release(). */
 #ifndef AM_PMR_H
 #define AM_PMR_H
 
@@ -33,12 +37,16 @@
 #define pmr_RESET_FREES_LIVE 1
 #define pmr_THREAD_SAFE (AM_PMR_KIND == AM_PMR_SYNC_POOL)
 #define pmr_ASAN_POISONS 0
+/* a pool per size class, each taking chunks of at least 16 blocks, twice as
+ * many each time, whatever the limit leaves */
+#define pmr_POOLS_GROW_APART (AM_PMR_KIND != AM_PMR_MONOTONIC)
 
 typedef struct pmr_heap {
     am_counters counters;
     void *resource;  /* the C++ resource, of pmr.cc's final type */
     size_t limit;    /* 0: none */
     size_t reserved, reserved_peak; /* kept by the counting upstream */
+    size_t largest_table; /* the pool resources' largest table yet (pmr.cc), also kept there */
 } pmr_heap;
 
 /* pmr.cc: the resource's life and its calls */

@@ -2,9 +2,10 @@
 boost_lib.cc, boost_fast_lib.cc): the Makefile's probe keeps them where their
 source compiles as C++17 and leaves out only them, saying what to install,
 where the C++ compiler or Boost's headers are missing; a C++ row cannot be the
-partner; and where they are built, the fast paths of pmr-monotonic and of the
+partner; and where they are built, the fast paths of the pmr rows and of the
 boost-fast_pool rows are inlined into the C containers (link-time
-optimisation), not called."""
+optimisation), not called, and the pool resources' do_allocate, which is in
+the C++ library, is called directly, not through the vtable."""
 import os
 import re
 import shutil
@@ -18,8 +19,11 @@ from test_runner import BUILD, ROOT  # noqa: E402
 from runfolder import catalog  # noqa: E402
 
 VARIANT = "-cxx-probe-test"
-CXX_ROWS = {"pmr-monotonic": "pmr", "boost-pool": "boost_lib", "boost-fast_pool": "boost_fast_lib",
-            "boost-fast_pool-mutex": "boost_fast_lib"}
+CXX_ROWS = {"pmr-monotonic": "pmr", "pmr-pool": "pmr", "pmr-sync-pool": "pmr", "boost-pool": "boost_lib",
+            "boost-fast_pool": "boost_fast_lib", "boost-fast_pool-mutex": "boost_fast_lib"}
+PMR_ROWS = [r for r in CXX_ROWS if r.startswith("pmr-")]
+# the pool resources' classes, whose do_allocate and do_deallocate libstdc++.so defines
+POOL_CLASSES = {"pmr-pool": "unsynchronized_pool_resource", "pmr-sync-pool": "synchronized_pool_resource"}
 BOOST_ROWS = [r for r in CXX_ROWS if r.startswith("boost-")]
 
 
@@ -77,7 +81,7 @@ class Probe(unittest.TestCase):
             f.write("#error no Boost here\n")
         rows, said = self.probe(f"g++ -isystem {self.dir}")
         self.assertFalse(set(BOOST_ROWS) & rows)
-        self.assertIn("pmr-monotonic", rows)
+        self.assertTrue(set(PMR_ROWS) <= rows)
         self.assertTrue({"system", "minimal", "pool", "fast_pool", "fast_pool-mutex", "monotonic"} <= rows)
         for row in BOOST_ROWS:
             self.assertRegex(said, rf"row {row} left out: allocators/{CXX_ROWS[row]}\.cc does not compile.*libboost-dev")
@@ -108,11 +112,12 @@ class Inlined(unittest.TestCase):
             self.skipTest(f"am-cell-{row} is not built here (no C++ compiler or Boost)")
         return found
 
-    def test_pmr_monotonic_alloc_and_free_are_not_called(self):
-        for compiler, text in self.cells("pmr-monotonic"):
-            with self.subTest(compiler=compiler):
-                calls = re.findall(r"call\s+\S+ <(pmr_alloc|pmr_free)[>.]", text)
-                self.assertEqual(calls, [], "pmr_alloc/pmr_free are called, not inlined")
+    def test_pmr_alloc_and_free_are_not_called(self):
+        for row in PMR_ROWS:
+            for compiler, text in self.cells(row):
+                with self.subTest(row=row, compiler=compiler):
+                    calls = re.findall(r"call\s+\S+ <(pmr_alloc|pmr_free)[>.]", text)
+                    self.assertEqual(calls, [], "pmr_alloc/pmr_free are called, not inlined")
 
     def test_pmr_monotonic_do_allocate_is_inlined(self):
         # neither the vtable's call nor a direct one: clang left the resource's
@@ -120,6 +125,18 @@ class Inlined(unittest.TestCase):
         for compiler, text in self.cells("pmr-monotonic"):
             with self.subTest(compiler=compiler):
                 self.assertNotRegex(text, r"call\s+\S+ <_ZNSt3pmr25monotonic_buffer_resource1\d+do_(de)?allocate")
+
+    def test_pmr_pool_do_allocate_is_called_directly(self):
+        # the pools' do_allocate is in libstdc++.so: a call remains, and it is
+        # to the function itself, not the vtable's (gcc 12 kept that one
+        # through allocate() and the final type)
+        for row, cls in POOL_CLASSES.items():
+            for compiler, text in self.cells(row):
+                with self.subTest(row=row, compiler=compiler):
+                    for f in ("11do_allocateEmm", "13do_deallocateEPvmm"):
+                        mangled = f"_ZNSt3pmr{len(cls)}{cls}{f}"
+                        direct = re.search(rf"call\s+\S+ <{mangled}(@plt)?>", text)
+                        self.assertIsNotNone(direct, f"no direct call to {mangled}")
 
     def test_boost_fast_pool_calls_are_inlined(self):
         # fast_pool_allocator's allocate and deallocate, for one object and
