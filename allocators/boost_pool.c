@@ -171,7 +171,7 @@ void bp_free_n(bp_pool *p, void *chunks, size_t n) {
     p->first = segregate(chunks, n, p->partition, p->first);
 }
 
-void bp_ordered_free_n(bp_pool *p, void *chunks, size_t n) {
+AM_NOINLINE void bp_ordered_free_n(bp_pool *p, void *chunks, size_t n) {
     add_ordered(p, chunks, n);
 }
 

@@ -121,10 +121,11 @@ void bp_pool_init(bp_pool *p, size_t partition, size_t max_bytes, bp_budget *b);
 AM_NOINLINE void *bp_malloc_slow(bp_pool *p);
 void *bp_ordered_malloc(bp_pool *p, size_t n);
 void bp_free_n(bp_pool *p, void *chunks, size_t n);
-/* a walk of the free list, a call wherever it is made: Boost's ordered_free
- * stays one in a clang++ 14 std::list<int, pool_allocator<int>>, and the
- * boost-pool row calls it so with either compiler */
-AM_NOINLINE void bp_ordered_free_n(bp_pool *p, void *chunks, size_t n);
+/* a walk of the free list, a call wherever it is made (no slow path: its
+ * definition is kept out of line in boost_pool.c): Boost's ordered_free stays
+ * one in a clang++ 14 std::list<int, pool_allocator<int>>, and the boost-pool
+ * row calls it so with either compiler */
+void bp_ordered_free_n(bp_pool *p, void *chunks, size_t n);
 void bp_purge(bp_pool *p);
 size_t bp_free_count(const bp_pool *p); /* for tests: the free list's length */
 
