@@ -32,7 +32,7 @@ PYTHON ?= python3
 # (QUIK=1, quick=1, ALLOCATOR=) is refused too (tools/make_vars.py), and so is
 # a value a switch does not know (QUICK=true): each would start the full
 # default run without a word.
-USER_VARS := CC CXX OPT ALIGN DEBUG VARIANT EXTRA_CFLAGS EXTRA_LDFLAGS PARTNER PYTHON V EXTERNAL ALLOCATORS VIRTUAL \
+USER_VARS := CC CXX OPT TEST_OPT ALIGN DEBUG VARIANT EXTRA_CFLAGS EXTRA_LDFLAGS PARTNER PYTHON V EXTERNAL ALLOCATORS VIRTUAL \
 	COMPILERS QUICK WORKLOADS SUITE SIZES SAMPLES ROUNDS SEED BASELINE CPU MEM_LIMIT OUT MARGIN REVISITS BUDGET \
 	BENCH_FLAGS SHARD MERGE RUN RUNS BASE HF_WORKLOAD HF_SIZE HF_REPS HF_RUNS HF_STRATEGY FUZZ_SECONDS TRACE LINKED_ROWS
 define am_newline
@@ -87,7 +87,16 @@ endif
 # in others, its inner loop across a line or not (docs/measurements.md, "The
 # same code at two alignments").
 ALIGN := -falign-functions=64 -falign-loops=64
-CFLAGS_ALL := -std=c11 $(OPT) -g $(WARN) $(ALIGN) $(OS_CFLAGS) -Iplatform -Iallocators -Icontainers -Iworkloads $(if $(filter 1,$(DEBUG)),-DAM_DEBUG=1) $(EXTRA_CFLAGS)
+CFLAGS_REST := -g $(WARN) $(ALIGN) $(OS_CFLAGS) -Iplatform -Iallocators -Icontainers -Iworkloads $(if $(filter 1,$(DEBUG)),-DAM_DEBUG=1) $(EXTRA_CFLAGS)
+CFLAGS_ALL := -std=c11 $(OPT) $(CFLAGS_REST)
+# The strategy tests (tests/strategy/*.c, one binary a row and file) are
+# compiled at TEST_OPT: they check what the code does, and at -O1 they build
+# in three quarters of -O2's time, the largest part of make test's build
+# (docs/measurements.md, "make test"); inline functions still inline. make
+# check builds them at -O2, the optimisation the cells are measured at,
+# under each sanitizer and DEBUG=1 (tests/run_check.py).
+TEST_OPT ?= -O1
+CFLAGS_TEST := -std=c11 $(TEST_OPT) $(CFLAGS_REST)
 LDLIBS_ALL := $(OS_LIBS) $(EXTRA_LDFLAGS)
 # A C++ row's .cc as C++17 with the C flags but the standard; its fast paths
 # are extern "C" calls that link-time optimisation inlines into the C unit,
@@ -119,6 +128,15 @@ endif
 $(FLAGS_STAMP):
 	@mkdir -p $(@D)
 	@printf '%s\n' '$(FLAGS_TEXT)' > $@
+# the strategy tests' optimisation: a stamp of its own, so that TEST_OPT
+# rebuilds the tests and nothing else
+TEST_STAMP := $(BUILD)/testflags.txt
+ifneq ($(file <$(TEST_STAMP)),$(TEST_OPT))
+$(TEST_STAMP): FORCE
+endif
+$(TEST_STAMP):
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(TEST_OPT)' > $@
 # the C++ rows' compiler and flags: a stamp of their own, so that flags.txt
 # keeps its three fields (cc flags | ldlibs | partner) for the tools that read it
 CXX_STAMP := $(BUILD)/cxxflags.txt
@@ -293,9 +311,10 @@ $(BUILD)/fuzz/%/fuzz_allocator$(EXE): fuzz/fuzz_allocator.c $(BUILD)/%-stats/row
 # build/<cc>/tests/<row>/<test>: tests/strategy/<test>.c with the row's counted code
 test_row = $(patsubst %/,%,$(dir $(1)))
 $(BUILD)/tests/%$(EXE): tests/strategy/$$(notdir $$*).c $(BUILD)/common/tests/check.o \
-		$(BUILD)/$$(call test_row,$$*)-stats/row_unit.o $$(call cxx_objs,$$(call test_row,$$*)-stats) $(FLAGS_STAMP)
+		$(BUILD)/$$(call test_row,$$*)-stats/row_unit.o $$(call cxx_objs,$$(call test_row,$$*)-stats) $(FLAGS_STAMP) \
+		$(TEST_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(call row_cflags,$(call test_row,$*)) $(call cxx_cflags,$(call test_row,$*)) -DAM_STATS=1 \
+	$(CC) $(CFLAGS_TEST) $(call row_cflags,$(call test_row,$*)) $(call cxx_cflags,$(call test_row,$*)) -DAM_STATS=1 \
 		-Itests -MMD -MP -o $@ $(filter %.c %.o,$^) $(call row_libs,$(call test_row,$*)) \
 		$(call cxx_libs,$(call test_row,$*)) $(LDLIBS_ALL)
 
@@ -557,6 +576,7 @@ Variables (make VAR=value ...):
   CXX=clang++        the C++ compiler of the C++ rows (pmr-*, boost-*; default: CC's sibling,
                      g++ beside gcc, clang++ beside clang); rows it cannot build are left out
   OPT="-O3"          optimisation flags (default -O2); EXTRA_CFLAGS, EXTRA_LDFLAGS: more
+  TEST_OPT=-O2       the strategy tests' optimisation (default -O1; make check builds them at -O2)
   ALIGN=             functions and loops not aligned to a cache line (docs/compilers.md)
   DEBUG=1            the debug layer (a header and canary per block), in build/<cc>-debug/
   ALLOCATORS=a,b     only these rows (of allocators/strategies.txt, or their <row>@virtual twins)

@@ -21,6 +21,8 @@ import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import run_check  # noqa: E402
 CC = "gcc" if shutil.which("gcc") else "cc"
 # set while the dry-run test runs: a Makefile that ran `make -n test` for real
 # would start this test again
@@ -159,6 +161,42 @@ class FlagsStamp(unittest.TestCase):
         with open(self.stamp) as f:
             self.assertIn(" -O1 ", f.read())
         self.assertGreater(os.stat(os.path.join(ROOT, self.obj)).st_mtime_ns, obj_time)
+
+
+class TestOpt(unittest.TestCase):
+    """the strategy tests build at TEST_OPT (-O1 unless given), the cells at
+    OPT; TEST_OPT rebuilds the tests alone, and make check asks for -O2"""
+
+    def commands(self, target, *more):
+        out = make("-n", "-B", f"CC={CC}", "VARIANT=-testopt", target, *more).stdout.replace("\\\n", " ")
+        return [line for line in out.splitlines()
+                if " -o " in line and ("tests/strategy/" in line or "cell/row_unit.c" in line)]
+
+    def test_tests_at_test_opt_and_the_cells_at_opt(self):
+        test = self.commands(f"build/{CC}-testopt/tests/pool/test_list")
+        self.assertTrue(any("tests/strategy/test_list.c" in c for c in test), test)
+        for c in test:
+            want = " -O1 " if "tests/strategy/" in c else " -O2 "
+            self.assertIn(want, c)
+        given = self.commands(f"build/{CC}-testopt/tests/pool/test_list", "TEST_OPT=-O2")
+        self.assertTrue(all(" -O1 " not in c for c in given), given)
+        cell = self.commands(f"build/{CC}-testopt/pool/row_unit.o")
+        self.assertTrue(cell and all(" -O2 " in c and " -O1 " not in c for c in cell), cell)
+
+    def test_test_opt_has_a_stamp_of_its_own(self):
+        build = os.path.join(ROOT, "build", CC + "-testopt")
+        self.addCleanup(shutil.rmtree, build, True)
+        make(f"CC={CC}", "VARIANT=-testopt", f"build/{CC}-testopt/testflags.txt", "TEST_OPT=-O2")
+        with open(os.path.join(build, "testflags.txt")) as f:
+            self.assertEqual(f.read().strip(), "-O2")
+        # a test binary depends on it; the cells' objects do not
+        db = make("-p", "-n", f"CC={CC}", "VARIANT=-testopt", f"build/{CC}-testopt/tests/pool/test_list").stdout
+        rule = re.search(rf"^build/{CC}-testopt/tests/pool/test_list:(.*)$", db, re.M)
+        self.assertIsNotNone(rule)
+        self.assertIn("testflags.txt", rule.group(1))
+
+    def test_make_check_asks_for_the_cells_optimisation(self):
+        self.assertEqual(run_check.CHECK_TEST_OPT, "-O2")
 
 
 class LibraryProbe(unittest.TestCase):
