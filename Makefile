@@ -87,8 +87,7 @@ endif
 # in others, its inner loop across a line or not (docs/measurements.md, "The
 # same code at two alignments").
 ALIGN := -falign-functions=64 -falign-loops=64
-CFLAGS_REST := -g $(WARN) $(ALIGN) $(OS_CFLAGS) -Iplatform -Iallocators -Icontainers -Iworkloads $(if $(filter 1,$(DEBUG)),-DAM_DEBUG=1) $(EXTRA_CFLAGS)
-CFLAGS_ALL := -std=c11 $(OPT) $(CFLAGS_REST)
+CFLAGS_ALL := -std=c11 $(OPT) -g $(WARN) $(ALIGN) $(OS_CFLAGS) -Iplatform -Iallocators -Icontainers -Iworkloads $(if $(filter 1,$(DEBUG)),-DAM_DEBUG=1) $(EXTRA_CFLAGS)
 # The strategy tests (tests/strategy/*.c, one binary a row and file) are
 # compiled at TEST_OPT: they check what the code does, and at -O1 they build
 # in three quarters of -O2's time, the largest part of make test's build
@@ -96,7 +95,7 @@ CFLAGS_ALL := -std=c11 $(OPT) $(CFLAGS_REST)
 # check builds them at -O2, the optimisation the cells are measured at,
 # under each sanitizer and DEBUG=1 (tests/run_check.py).
 TEST_OPT ?= -O1
-CFLAGS_TEST := -std=c11 $(TEST_OPT) $(CFLAGS_REST)
+CFLAGS_TEST := $(TEST_OPT) $(filter-out $(OPT),$(CFLAGS_ALL))
 LDLIBS_ALL := $(OS_LIBS) $(EXTRA_LDFLAGS)
 # A C++ row's .cc as C++17 with the C flags but the standard; its fast paths
 # are extern "C" calls that link-time optimisation inlines into the C unit,
@@ -370,13 +369,12 @@ NEED_MALLOCS = $(NEED_CXX); \
 	$(call need_row,system-scudo,libclang-rt-14-dev)
 
 # make test: C tests of every row and unit tests, the Python tests beside them;
-# tests/run_all.py prints the closing "N passed, N failed, N skipped". It also
-# runs the strategy tests under ASan+UBSan (build/<cc>-asan), unless told --no-sanitizers.
+# tests/run_all.py prints the closing "N passed, N failed, N skipped". The
+# sanitizers are make check's (every row under ASan+UBSan, TSan, valgrind).
 test:
 	@$(NEED_MALLOCS); \
 	tools/need.sh --for "the count tests (test_counts.py)" valgrind valgrind; \
-	$(PYTHON) tests/run_all.py --make "$(SUBMAKE)" --build $(BUILD) --cc "$(CC)" \
-		$(if $(findstring -fsanitize,$(EXTRA_CFLAGS)),--no-sanitizers)
+	$(PYTHON) tests/run_all.py --make "$(SUBMAKE)" --build $(BUILD) --cc "$(CC)"
 
 # make check: sanitizer, valgrind and debug-layer runs, detection tests and a
 # short fuzzing run (tests/run_check.py, docs/check.md)
