@@ -62,6 +62,18 @@ class RunBinary(unittest.TestCase):
         self.assertEqual((o.passed, o.failed), (1, 1))
 
 
+class Jobs(unittest.TestCase):
+    """make test leaves the Python tests, which end last, a CPU: its test
+    binaries run on the CPUs but one, two at most; alone, or in make check,
+    on every CPU, two at most"""
+
+    def test_a_cpu_is_left_to_the_python_tests(self):
+        for cpus, beside, alone in [(1, 1, 1), (2, 1, 2), (8, 2, 2)]:
+            with mock.patch.object(run_all.os, "cpu_count", return_value=cpus):
+                self.assertEqual(run_all.default_jobs(python_beside=True), beside, cpus)
+                self.assertEqual(run_all.default_jobs(), alone, cpus)
+
+
 class ClosingLines(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="am-drivers-")
