@@ -89,12 +89,20 @@ void *system_realloc(system_heap *h, void *p, size_t old_n, size_t new_n) {
     /* A sized row shrinks by a new block: a library that shrinks in place
      * keeps the block in its old size class, and the sized free that follows
      * names the new size (tcmalloc's tc_free_sized trusts it; the block went
-     * onto another class's free list and a later free crashed). Growing in
-     * place stays within one class, or moves the block. */
-    if (new_n < old_n) {
+     * onto another class's free list and a later free crashed). */
+    int by_new_block = new_n < old_n;
+#if AM_SYSTEM_SIZED == AM_SIZED_TCMALLOC
+    /* tcmalloc grows a block past its class by a quarter more than asked
+     * (do_realloc's lower_bound_to_grow), into a class the sized free of the
+     * new size does not name: a threaded trace's replay crashed in
+     * ReleaseToCentralCache. A block made by malloc(old_n) is in old_n's
+     * class; it serves new_n in place while new_n fits that class. */
+    if (new_n > old_n && new_n > tc_malloc_size(p)) by_new_block = 1;
+#endif
+    if (by_new_block) {
         void *q = system_alloc(h, new_n);
         if (!q) return NULL;
-        memcpy(q, p, new_n);
+        memcpy(q, p, new_n < old_n ? new_n : old_n);
         system_free(h, p, old_n);
         return q;
     }
