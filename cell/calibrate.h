@@ -29,4 +29,29 @@ AM_INLINE unsigned am_reps_grow(unsigned reps, uint64_t ns, uint64_t target_ns) 
     return (unsigned)more > reps ? (unsigned)more : reps + 1;
 }
 
+/* A repetition that alone lasts this many times the target settles the
+ * count at one, the least there is: no run after it is that much faster (a
+ * fresh heap's page faults make a run a few times slower, not eight), and
+ * confirming it would repeat the cell's longest run for nothing. */
+#define AM_ONE_REP_SETTLES 8
+
+AM_INLINE int am_one_rep_settles(unsigned reps, uint64_t ns, uint64_t target_ns) {
+    return reps == 1 && ns / AM_ONE_REP_SETTLES >= target_ns;
+}
+
+/* A visit spends in its samples at most AM_VISIT_SLACK times what its planned
+ * samples take at the target, each side: a cell whose one repetition outlasts
+ * the target many times over takes fewer samples, at least one. pair_ns: a
+ * sample of the row and one of its partner (0: unknown, the planned count).
+ * A first visit counts them from its calibration; the runner gives the later
+ * ones the count their first visit's samples give (runner/rounds.py). */
+#define AM_VISIT_SLACK 2
+
+AM_INLINE unsigned am_visit_samples(unsigned planned, unsigned sides, uint64_t pair_ns, uint64_t target_ns) {
+    if (!pair_ns) return planned;
+    double fit = (double)AM_VISIT_SLACK * planned * sides * (double)target_ns / (double)pair_ns;
+    if (fit >= planned) return planned;
+    return fit < 1 ? 1 : (unsigned)fit;
+}
+
 #endif

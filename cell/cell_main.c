@@ -41,6 +41,7 @@ typedef struct cell {
     unsigned seeds;      /* the seed cycle (am_seed_cycle): seeds a->seed ... a->seed + seeds - 1 */
     uint64_t *oracle_sums; /* the oracle's checksum of each seed */
     unsigned reps;
+    unsigned samples;    /* this visit's: --samples, fewer where a repetition is long */
     uint64_t expect;     /* the oracle's checksum of one cycle: the sum of oracle_sums */
     uint64_t bad_sum;    /* AM_TEST_BADSUM: 1, so that every checksum disagrees */
     uint64_t *ns, *minor_faults, *major_faults; /* per sample */
@@ -223,11 +224,11 @@ static int check_sample(side *sd, int status, uint64_t sum, unsigned reps) {
 
 /* Without --reps: raise the repetitions until a sample lasts min_ms twice in
  * a row, on a heap made for it and destroyed after, so that the measured heap
- * starts as it does when the count is given. */
-static unsigned calibrate(side *sd) {
+ * starts as it does when the count is given. *last_ns: the last sample's. */
+static unsigned calibrate(side *sd, uint64_t *last_ns) {
     cell *c = sd->c;
     if (fresh_heap(sd)) return 0;
-    uint64_t sum, ns;
+    uint64_t sum, ns = 0;
     /* aim 15% above min_ms: warmed-up samples run faster than these */
     uint64_t min_ns = (uint64_t)(c->a->min_ms * 1e6 * 1.15);
     unsigned reps = reps_in_range(c->w->reps ? c->w->reps(c->a->size) : 1);
@@ -236,23 +237,25 @@ static unsigned calibrate(side *sd) {
         /* one repetition first: a slow strategy (an ordered free list walked on
          * every free) may need far fewer than the workload's starting count */
         int status = side_sample(sd, 1, &sum, &ns);
-        if (status != AM_OK) check_sample(sd, status, sum, 1);
+        if (check_sample(sd, status, sum, 1)) ns = 0;
+        else if (am_one_rep_settles(1, ns, min_ns)) reps = 1, long_enough = 2;
         else reps = reps_in_range(am_reps_from_one(reps, ns, min_ns));
     }
-    while (!c->finished) {
+    while (!c->finished && long_enough < 2) {
         int status = side_sample(sd, reps, &sum, &ns);
         if (check_sample(sd, status, sum, reps)) break;
         if (reps >= AM_MAX_REPS) break;
         /* twice in a row: a run that touched fresh pages or grew the heap is
          * slower than the ones that follow, and one such run alone would fix
          * a count too small for min_ms */
-        if (ns >= min_ns) { if (++long_enough == 2) break; }
+        if (ns >= min_ns) long_enough += am_one_rep_settles(reps, ns, min_ns) ? 2 : 1;
         else {
             long_enough = 0;
             reps = reps_in_range(am_reps_grow(reps, ns, min_ns));
         }
     }
     drop_heap(sd);
+    *last_ns = ns;
     return reps;
 }
 
@@ -329,11 +332,10 @@ static void side_turn(side *sd, side *row, side **last, unsigned s) {
  * repetition more before it would be a third of a one-sample visit for a row
  * whose repetition lasts 100 ms. */
 static void take_samples(cell *c, side *row, side *partner) {
-    const cell_args *a = c->a;
-    c->ns = calloc(a->samples, sizeof *c->ns);
-    c->minor_faults = calloc(a->samples, sizeof *c->minor_faults);
-    c->major_faults = calloc(a->samples, sizeof *c->major_faults);
-    c->partner_ns = calloc(a->samples, sizeof *c->partner_ns);
+    c->ns = calloc(c->samples, sizeof *c->ns);
+    c->minor_faults = calloc(c->samples, sizeof *c->minor_faults);
+    c->major_faults = calloc(c->samples, sizeof *c->major_faults);
+    c->partner_ns = calloc(c->samples, sizeof *c->partner_ns);
     if (!c->ns || !c->minor_faults || !c->major_faults || !c->partner_ns) { fail(c, "out of memory", 3); return; }
     if (fresh_heap(row) || (c->partner && fresh_heap(partner))) return;
     am_count_start();
@@ -341,7 +343,7 @@ static void take_samples(cell *c, side *row, side *partner) {
     if ((c->partner && warm_up(partner, warm)) || warm_up(row, warm)) return;
     c->hw = am_hw_counters_open(&c->hw_why);
     side *last = row;
-    for (unsigned s = 0; s < a->samples && !c->finished; s++) {
+    for (unsigned s = 0; s < c->samples && !c->finished; s++) {
         if (!c->partner) {
             row_sample(row, s);
             continue;
@@ -374,24 +376,24 @@ static void report(const cell *c, const side *row, const side *partner) {
     json_num("timer_resolution_ns", am_timer_resolution_ns());
     json_u64("peak_rss", am_peak_rss_bytes());
     json_u64("reserved_peak", c->reserved_peak);
-    json_u64s("samples_ns", c->ns, a->samples);
+    json_u64s("samples_ns", c->ns, c->samples);
     json_u64("untimed_reps", row->untimed_reps);
     if (c->partner_reps) {
         json_str("partner", am_partner.name);
         json_u64("partner_reps", c->partner_reps);
         json_u64("partner_untimed_reps", partner->untimed_reps);
-        json_u64s("partner_samples_ns", c->partner_ns, a->samples);
+        json_u64s("partner_samples_ns", c->partner_ns, c->samples);
     } else {
         json_str("alone", c->alone_why ? c->alone_why : "");
     }
-    json_u64s("minor_faults", c->minor_faults, a->samples);
-    json_u64s("major_faults", c->major_faults, a->samples);
+    json_u64s("minor_faults", c->minor_faults, c->samples);
+    json_u64s("major_faults", c->major_faults, c->samples);
     json_key("metrics");
     json_open('{');
     for (int i = 0; i < c->job.metric_count; i++) json_num(c->job.metric_names[i], c->job.metric_values[i]);
     json_close('}');
     if (c->hw) {
-        double all = (double)a->samples * c->reps * ops;
+        double all = (double)c->samples * c->reps * ops;
         json_str("hw_counters", "ok");
         json_num("instructions_per_op", (double)c->instructions / all);
         json_num("cycles_per_op", (double)c->cycles / all);
@@ -422,10 +424,15 @@ static int measure(cell *c) {
     partner.partner = c->partner;
     if (c->finished) return c->exit_code;
     c->expect = cycle_sum(c);
-    c->reps = c->a->reps ? reps_in_range(c->a->reps) : calibrate(&row);
+    uint64_t row_ns = 0, partner_ns = 0;
+    c->reps = c->a->reps ? reps_in_range(c->a->reps) : calibrate(&row, &row_ns);
     if (c->partner && !c->finished)
-        c->partner_reps = c->a->partner_reps ? reps_in_range(c->a->partner_reps) : calibrate(&partner);
+        c->partner_reps = c->a->partner_reps ? reps_in_range(c->a->partner_reps) : calibrate(&partner, &partner_ns);
     if (c->finished) return c->exit_code;
+    /* a first visit, which calibrated, takes the samples a later one would be given */
+    c->samples = c->a->reps ? c->a->samples
+                            : am_visit_samples(c->a->samples, c->partner ? 2 : 1, row_ns + partner_ns,
+                                               (uint64_t)(c->a->min_ms * 1e6));
     /* a later round's oracle must be the first round's: the same inputs */
     if (c->a->has_expect && c->a->expect != c->expect) fail(c, "checksum mismatch", 4);
     else take_samples(c, &row, &partner);

@@ -21,7 +21,9 @@ def samples_in_round(samples, rounds, rnd):
 # A later visit spends in its samples at most this many times what its planned
 # samples take at --min-ms: a cell whose one repetition outlasts min_ms many
 # times over (an ordered free list walked on every free) takes fewer samples a
-# visit instead of holding up the run; its visits still count one each.
+# visit instead of holding up the run; its visits still count one each. The
+# first visit, which calibrates, counts its own by the same rule
+# (AM_VISIT_SLACK, cell/calibrate.h; test_rounds.VisitBudget holds them together).
 VISIT_SLACK = 2.0
 
 

@@ -204,6 +204,19 @@ class VisitBudget(unittest.TestCase):
         self.assertEqual(rounds.samples_this_visit(self.answer(4.0, 0.5), 8, 0.5), 3)
         self.assertEqual(rounds.samples_this_visit(self.answer(1000.0, 0.5), 8, 0.5), 1)
 
+    def test_a_first_visit_takes_the_count_a_later_one_is_given(self):
+        # the first visit counts them from its calibration (cell/calibrate.h), the runner
+        # a later visit's from the first one's samples: one rule, so the visits are alike;
+        # at a min_ms of 1 us a repetition of 30 us takes one sample a visit
+        ensure_cells()
+        exe = catalog.cell_exe(os.path.join(BUILD, "bin"), "system")
+        for min_ms, expect in ((0.5, 8), (0.001, 1)):
+            cmd = [exe, "--workload", "thrash_pool_sort_list_int", "--size", "1010", "--seed", "7",
+                   "--samples", "8", "--min-ms", repr(min_ms)]
+            out = json.loads(subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout)
+            self.assertEqual(len(out["samples_ns"]), expect, min_ms)
+            self.assertEqual(rounds.samples_this_visit(answer.Answer.from_json(out), 8, min_ms), expect, min_ms)
+
     def test_the_command_of_a_later_visit_carries_the_count(self):
         c = aggregate.Measurement(matrix.Cell("gcc", "pool", "list_dupe", 1810, 1, 0.0, False))
         c.status, c.result = "ok", self.answer(40.0, 0.5)

@@ -1,7 +1,8 @@
 /* test_calibrate.c: the repetition counts of cell/calibrate.h, fed made-up
  * durations: a count that always grows (a cell near min_ms once hung with a
  * growth of 1.1 rounding back to 1), bounded steps, and the one-repetition
- * estimate that keeps slow strategies from samples of seconds. */
+ * estimate that keeps slow strategies from samples of seconds, the long
+ * repetition that settles the count, and a long visit's fewer samples. */
 #include "check.h"
 #include "../../cell/calibrate.h"
 
@@ -37,12 +38,34 @@ static void test_from_one_lowers_for_slow_runs(void) {
     CHECK(am_reps_from_one(16, 0, 10000000) == 16);
 }
 
+static void test_one_long_repetition_settles_the_count(void) {
+    /* a repetition of eight targets or more is the count; shorter ones, or
+     * counts above one, are confirmed by a second run */
+    CHECK(am_one_rep_settles(1, 8 * 575000, 575000));
+    CHECK(am_one_rep_settles(1, 100000000, 575000));
+    CHECK(!am_one_rep_settles(1, 8 * 575000 - 8, 575000));
+    CHECK(!am_one_rep_settles(2, 100000000, 575000));
+}
+
+static void test_a_long_visit_takes_fewer_samples(void) {
+    /* 8 pairs planned at 0.5 ms a side: 16 ms allowed; pairs of 1 ms all run */
+    CHECK(am_visit_samples(8, 2, 1000000, 500000) == 8);
+    /* pairs of 4.5 ms: 3; of 100 ms: one, never none */
+    CHECK(am_visit_samples(8, 2, 4500000, 500000) == 3);
+    CHECK(am_visit_samples(8, 2, 100000000, 500000) == 1);
+    /* alone, half the allowance; unknown durations keep the planned count */
+    CHECK(am_visit_samples(8, 1, 4500000, 500000) == 1);
+    CHECK(am_visit_samples(8, 2, 0, 500000) == 8);
+}
+
 int main(int argc, char **argv) {
     static const am_test tests[] = {
         {"grow_always_grows", test_grow_always_grows},
         {"grow_aims_past_target", test_grow_aims_past_target},
         {"grow_saturates", test_grow_saturates},
         {"from_one_lowers_for_slow_runs", test_from_one_lowers_for_slow_runs},
+        {"one_long_repetition_settles_the_count", test_one_long_repetition_settles_the_count},
+        {"a_long_visit_takes_fewer_samples", test_a_long_visit_takes_fewer_samples},
         {NULL, NULL}};
     return am_run_tests("calibrate", tests, argc, argv);
 }
