@@ -23,10 +23,15 @@ for e in "$@"; do
     [ "$cxx_flags" = - ] && cxx_flags=
     [ "$libs" = - ] && libs=
     if [ -n "$cxx_src" ]; then
+        if ! command -v "${cxx%% *}" >/dev/null 2>&1; then
+            echo "allocmark: row $row left out: the C++ compiler ${cxx%% *} is not installed; install g++" \
+                "(clang++ comes with clang; for a MinGW build, g++-mingw-w64-x86-64)" >> "$t/why"
+            continue
+        fi
         # shellcheck disable=SC2086 # the flags are words
         if ! $cxx $cxx_flags -Iplatform -Iallocators -fsyntax-only "$cxx_src" >/dev/null 2>&1; then
             echo "allocmark: row $row left out: $cxx_src does not compile with ${cxx%% *} as C++17;" \
-                "install a C++ compiler (g++, or clang for clang++) and, for the boost-* rows, libboost-dev" >> "$t/why"
+                "for the boost-* rows, install libboost-dev" >> "$t/why"
             continue
         fi
         libs="$libs -lstdc++"
