@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../recorder/trace_read.h"
+#include "platform.h"
 #include "replay.h"
 
 /* what the decoding keeps of each block, by its dense id */
@@ -212,12 +213,38 @@ static int tl_by_thread(tl_state *s, const uint16_t *of_thread, unsigned threads
     return 1;
 }
 
+/* The reader's arrays in pages of their own (am_trace_use_memory), mapped
+ * and unmapped whole, so that no malloc keeps their address space; before
+ * each, the bytes mapped. */
+#define TL_PAGES_HEAD 16
+
+static void tl_pages_release(void *p) {
+    if (!p) return;
+    char *base = (char *)p - TL_PAGES_HEAD;
+    am_vm_release(base, *(size_t *)(void *)base);
+}
+
+static void *tl_pages_resize(void *p, size_t bytes) {
+    if (bytes > SIZE_MAX - TL_PAGES_HEAD) return NULL;
+    char *base = am_vm_reserve(bytes + TL_PAGES_HEAD);
+    if (!base) return NULL;
+    *(size_t *)(void *)base = bytes + TL_PAGES_HEAD;
+    if (p) {
+        size_t old = *(size_t *)(void *)((char *)p - TL_PAGES_HEAD) - TL_PAGES_HEAD;
+        memcpy(base + TL_PAGES_HEAD, p, old < bytes ? old : bytes);
+        tl_pages_release(p);
+    }
+    return base + TL_PAGES_HEAD;
+}
+
 /* The trace at path decoded into *r (its arrays malloc'd for the process's
- * life); 0 after a message (bad input: exit 2). */
+ * life, the reader's in pages of their own); 0 after a message (bad input:
+ * exit 2). */
 static int am_trace_load(const char *path, am_replay *r) {
     am_trace t;
     char err[512];
     memset(r, 0, sizeof *r);
+    am_trace_use_memory(tl_pages_resize, tl_pages_release);
     if (am_trace_read(path, &t, err, sizeof err) != 0) {
         fprintf(stderr, "am-cell: %s\n", err);
         return 0;
@@ -287,6 +314,7 @@ static int am_trace_load(const char *path, am_replay *r) {
     free(s.blocks);
     free(s.free_slots);
     am_trace_free(&t);
+    am_trace_use_memory(NULL, NULL);
     if (!ok) {
         free(s.ops);
         return 0;

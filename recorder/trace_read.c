@@ -60,6 +60,15 @@ const char *am_trace_kind_name(unsigned kind)
     return kind < AM_CALL_KINDS ? names[kind] : "?";
 }
 
+static void *(*arr_resize)(void *, size_t) = realloc;
+static void (*arr_release)(void *) = free;
+
+void am_trace_use_memory(void *(*resize)(void *p, size_t bytes), void (*release)(void *p))
+{
+    arr_resize = resize ? resize : realloc;
+    arr_release = release ? release : free;
+}
+
 static unsigned char *read_file(const char *path, size_t *len, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
@@ -68,16 +77,16 @@ static unsigned char *read_file(const char *path, size_t *len, char *err, size_t
         return NULL;
     }
     size_t cap = 1 << 16, n = 0;
-    unsigned char *buf = malloc(cap);
+    unsigned char *buf = arr_resize(NULL, cap);
     while (buf != NULL) {
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
         if (got == 0)
             break;
         if (n == cap) {
-            unsigned char *bigger = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+            unsigned char *bigger = cap > SIZE_MAX / 2 ? NULL : arr_resize(buf, cap * 2);
             if (bigger == NULL) {
-                free(buf);
+                arr_release(buf);
                 buf = NULL;
                 break;
             }
@@ -93,7 +102,7 @@ static unsigned char *read_file(const char *path, size_t *len, char *err, size_t
     if (ferror(f)) {
         int e = errno;
         fclose(f);
-        free(buf);
+        arr_release(buf);
         fail(err, errlen, "%s: cannot read: %s", path, e ? strerror(e) : "read error");
         return NULL;
     }
@@ -156,7 +165,7 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
     size_t n = *cap ? *cap : 1024;
     while (n < need)
         n *= 2;
-    void *bigger = realloc(*arr, n * elem);
+    void *bigger = n > SIZE_MAX / elem ? NULL : arr_resize(*arr, n * elem);
     if (bigger == NULL)
         return 0;
     memset((char *)bigger + *cap * elem, 0, (n - *cap) * elem);
@@ -248,7 +257,7 @@ int am_trace_read(const char *path, am_trace *t, char *err, size_t errlen)
     if (file == NULL)
         return -1;
     int rc = am_trace_parse(file, len, path, t, err, errlen);
-    free(file);
+    arr_release(file);
     return rc;
 }
 
@@ -333,9 +342,11 @@ int am_trace_parse(const unsigned char *file, size_t len, const char *path, am_t
 
     /* pass 2: in the order of the calls, dense ids and the checks */
     qsort(raws, nraw, sizeof *raws, by_seq);
-    t->calls = calloc(nraw ? nraw : 1, sizeof *t->calls);
+    size_t ncall_room = nraw ? nraw : 1;
+    t->calls = ncall_room > SIZE_MAX / sizeof *t->calls ? NULL : arr_resize(NULL, ncall_room * sizeof *t->calls);
     if (t->calls == NULL)
         goto oom;
+    memset(t->calls, 0, ncall_room * sizeof *t->calls);
     t->threads = (uint32_t)nthreads;
     size_t out_n = 0;
     for (size_t i = 0; i < nraw; i++) {
@@ -389,10 +400,10 @@ oom:
     fail(err, errlen, "%s: out of memory while reading", path);
 out:
     for (size_t i = 0; i < nthreads; i++)
-        free(ts[i].ids);
-    free(ts);
-    free(raws);
-    free(live);
+        arr_release(ts[i].ids);
+    arr_release(ts);
+    arr_release(raws);
+    arr_release(live);
     if (rc != 0)
         am_trace_free(t);
     return rc;
@@ -400,7 +411,7 @@ out:
 
 void am_trace_free(am_trace *t)
 {
-    free(t->calls);
+    arr_release(t->calls);
     free(t->program);
     free(t->command);
     t->calls = NULL;

@@ -50,5 +50,12 @@ int am_trace_parse(const unsigned char *data, size_t len, const char *name, am_t
                    size_t errlen);
 void am_trace_free(am_trace *trace);
 const char *am_trace_kind_name(unsigned kind);
+/* Where the reader keeps its arrays (the file, the calls, its working
+ * tables): realloc and free unless a program gives others (NULL: those),
+ * before it reads and until it frees. A cell gives pages of its own
+ * (cell/trace_load.h): it decodes through the malloc of the row it measures,
+ * and a library that keeps the address space of what it frees (jemalloc)
+ * kept the decode's, gigabytes for a trace of ten million calls. */
+void am_trace_use_memory(void *(*resize)(void *p, size_t bytes), void (*release)(void *p));
 
 #endif

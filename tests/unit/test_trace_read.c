@@ -268,6 +268,48 @@ static void test_missing_file(void)
     CHECK(strstr(err, "cannot open") != NULL);
 }
 
+/* am_trace_use_memory: the reader's arrays come from the memory given and
+ * all go back to it, the calls when the trace is freed */
+static int given_live, given_used;
+
+static void *given_resize(void *p, size_t n)
+{
+    void *q = realloc(p, n);
+    if (q && !p)
+        given_live++;
+    given_used += q != NULL;
+    return q;
+}
+
+static void given_release(void *p)
+{
+    given_live -= p != NULL;
+    free(p);
+}
+
+static void test_arrays_in_the_memory_given(void)
+{
+    bytes t0 = {{0}, 0}, o = {{0}, 0};
+    put_byte(&t0, AM_CALL_MALLOC);
+    put_var(&t0, 24);
+    put_byte(&t0, AM_CALL_FREE);
+    put_var(&t0, 0);
+    put_header(&o, AM_TRACE_VERSION);
+    put_unit(&o, 0, &t0);
+    am_trace_use_memory(given_resize, given_release);
+    am_trace t;
+    CHECK_MSG(parse(&o, &t) == 0, "%s", err);
+    CHECK(t.ncalls == 2 && t.calls[1].old_id == 1);
+    CHECK(given_used >= 2 && given_live == 1); /* the calls are kept, the working tables gone */
+    am_trace_free(&t);
+    CHECK(given_live == 0);
+    am_trace_use_memory(NULL, NULL);
+    int used = given_used;
+    CHECK(parse(&o, &t) == 0);
+    am_trace_free(&t);
+    CHECK(given_used == used); /* malloc's again */
+}
+
 int main(int argc, char **argv)
 {
     static const am_test tests[] = {
@@ -277,6 +319,7 @@ int main(int argc, char **argv)
         {"cut_trace_leaves_out_calls_of_blocks_not_written", test_cut_trace_leaves_out_calls_of_blocks_not_written},
         {"bad_input_refused", test_bad_input_refused},
         {"missing_file", test_missing_file},
+        {"arrays_in_the_memory_given", test_arrays_in_the_memory_given},
         {NULL, NULL},
     };
     return am_run_tests("trace_read", tests, argc, argv);
