@@ -54,4 +54,15 @@ AM_INLINE unsigned am_visit_samples(unsigned planned, unsigned sides, uint64_t p
     return fit < 1 ? 1 : (unsigned)fit;
 }
 
+/* After the other side's sample, a side runs half a sample's repetitions
+ * (at least one) untimed before its own. One repetition was not enough: beside
+ * a row whose repetition frees its 2.5 MB back (glibc, jemalloc at alloc_bulk
+ * 256), the partner's sample after one repetition ran 25-65% slower than its
+ * sample after its own, and after half a sample 0-5%; time alone, spent
+ * spinning, did not help, so it is the side's own memory that must come back
+ * (docs/measurements.md, "The partner after the row's sample"). */
+AM_INLINE unsigned am_settle_reps(unsigned reps) {
+    return reps / 2 + (reps % 2);
+}
+
 #endif

@@ -291,15 +291,16 @@ static void partner_sample(side *sd, unsigned s) {
     check_sample(sd, status, sum, sd->c->partner_reps);
 }
 
-/* After the other row's sample, one untimed repetition: that sample has just
- * run over the same caches and TLB, and a row timed alone starts each sample
- * warm from its own last one (runner/partner_check.py measured monotonic 12%
- * slower beside its partner on alloc_bulk without it). */
+/* After the other row's sample, half a sample untimed (am_settle_reps): that
+ * sample has just run over the same caches and TLB, and a row timed alone
+ * starts each sample warm from its own last one (runner/partner_check.py
+ * measured monotonic 12% slower beside its partner on alloc_bulk with none). */
 static int rewarm(side *sd) {
     uint64_t sum, ns;
-    sd->untimed_reps++;
-    int status = side_sample(sd, 1, &sum, &ns);
-    if (status != AM_OK) check_sample(sd, status, sum, 1);
+    unsigned reps = am_settle_reps(sd->partner ? sd->c->partner_reps : sd->c->reps);
+    sd->untimed_reps += reps;
+    int status = side_sample(sd, reps, &sum, &ns);
+    if (status != AM_OK) check_sample(sd, status, sum, reps);
     return sd->c->finished;
 }
 
@@ -313,7 +314,7 @@ static int warm_up(side *sd, unsigned reps) {
     return check_sample(sd, status, sum, reps);
 }
 
-/* Sample s of one side, after an untimed repetition when the other side ran
+/* Sample s of one side, after untimed repetitions when the other side ran
  * last (*last: the side whose repetition ran last). */
 static void side_turn(side *sd, side *row, side **last, unsigned s) {
     if (*last != sd && rewarm(sd)) return;

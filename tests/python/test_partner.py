@@ -88,7 +88,7 @@ class PairedAnswer(unittest.TestCase):
         # beside the partner it should too, with no repetition more: for a
         # row whose one repetition lasts 100 ms (pool at alloc_bulk 256) one
         # more is a third of a one-sample visit
-        args = ("--workload", "list_dupe", "--size", 100, "--reps", 6, "--partner-reps", 6)
+        args = ("--workload", "list_dupe", "--size", 100, "--reps", 6, "--partner-reps", 5)
         for samples in (1, 2, 3):
             with self.subTest(samples=samples):
                 rc, alone, _ = cell("monotonic", *args, "--samples", samples, "--alone")
@@ -96,11 +96,12 @@ class PairedAnswer(unittest.TestCase):
                 self.assertEqual((rc, rc2), (0, 0))
                 seeds = paired["seeds"]
                 self.assertEqual(alone["untimed_reps"], seeds)
-                # in the order row-partner, partner-row (ABBA) a side runs one
-                # untimed repetition before a sample when the other ran last:
-                # the row before its odd samples, the partner before its even
-                self.assertEqual(paired["untimed_reps"], seeds + samples // 2)
-                self.assertEqual(paired["partner_untimed_reps"], seeds + (samples + 1) // 2)
+                # in the order row-partner, partner-row (ABBA) a side runs half
+                # a sample's repetitions untimed before a sample when the other
+                # ran last: the row before its odd samples, the partner before
+                # its even
+                self.assertEqual(paired["untimed_reps"], seeds + samples // 2 * 3)
+                self.assertEqual(paired["partner_untimed_reps"], seeds + (samples + 1) // 2 * 3)
 
     def test_alone_and_threaded_cells_have_no_partner(self):
         rc, out, _ = cell("system", "--workload", "list_dupe", "--size", 100, "--samples", 2, "--alone")

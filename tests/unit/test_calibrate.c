@@ -58,6 +58,16 @@ static void test_a_long_visit_takes_fewer_samples(void) {
     CHECK(am_visit_samples(8, 2, 0, 500000) == 8);
 }
 
+static void test_a_side_settles_for_half_a_sample(void) {
+    /* half the sample's repetitions, rounded up: never none */
+    CHECK(am_settle_reps(1) == 1);
+    CHECK(am_settle_reps(2) == 1);
+    CHECK(am_settle_reps(3) == 2);
+    CHECK(am_settle_reps(25) == 13);
+    CHECK(am_settle_reps(4000000000u) == 2000000000u);
+    CHECK(am_settle_reps(4294967295u) == 2147483648u);
+}
+
 int main(int argc, char **argv) {
     static const am_test tests[] = {
         {"grow_always_grows", test_grow_always_grows},
@@ -66,6 +76,7 @@ int main(int argc, char **argv) {
         {"from_one_lowers_for_slow_runs", test_from_one_lowers_for_slow_runs},
         {"one_long_repetition_settles_the_count", test_one_long_repetition_settles_the_count},
         {"a_long_visit_takes_fewer_samples", test_a_long_visit_takes_fewer_samples},
+        {"a_side_settles_for_half_a_sample", test_a_side_settles_for_half_a_sample},
         {NULL, NULL}};
     return am_run_tests("calibrate", tests, argc, argv);
 }
