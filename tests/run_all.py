@@ -7,8 +7,9 @@ one per strategy and test file (tests/strategy/*.c) plus the unit tests
 (tests/unit/*.c), --jobs at a time, 3. with --sanitizers, runs the strategy
 tests of a few rows under ASan+UBSan (make check runs every row, and make
 test leaves it to make check), 4. runs the Python tests
-(tests/python/test_*.py) in a process of their own beside 2 and 3, their
-output shown once those end. A binary that crashes, exits non-zero or prints
+(tests/python/test_*.py) in a process of their own beside 2 and 3, and in a
+second one once 2 ends (where the makes can take turns: tests/serial_make),
+each taking the next module not yet taken, their output shown once all end. A binary that crashes, exits non-zero or prints
 no PASS, FAIL or SKIP line counts as a failure; its SKIP lines count as
 skipped, as the Python tests' skips do; so does a Python process that ends
 without its counts. Each stage prints its time. Where it may (root, apt-get),
@@ -25,6 +26,11 @@ import sys
 import tempfile
 import time
 import unittest
+
+try:
+    import fcntl  # tests/serial_make/make's lock: without it, one Python test process
+except ImportError:
+    fcntl = None
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -140,16 +146,38 @@ PYTHON_COUNTS = "python tests: "  # the last line of --python-only
 BUILDS_IN_USE = "AM_BUILDS_IN_USE"
 
 
-def run_python_tests():
-    top = os.path.join(ROOT, "tests", "python")
-    if not os.path.isdir(top):
+PYTHON_TESTS = os.path.join(ROOT, "tests", "python")
+# a make in front of make, for the Python test processes: theirs take turns
+SERIAL_MAKE = os.path.join(ROOT, "tests", "serial_make")
+
+
+def take(claims, module):
+    """True for the one process that takes the module first (a file made
+    only if it is not there: claims is shared by the test processes)"""
+    try:
+        os.close(os.open(os.path.join(claims, module), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        return False
+
+
+def run_python_tests(claims):
+    """Each test module not yet taken in the folder claims, in name order:
+    (passed, failed, skipped) of those this process ran."""
+    if not os.path.isdir(PYTHON_TESTS):
         return 0, 0, 0
+    sys.path.insert(0, PYTHON_TESTS)
+    modules = sorted(f[:-3] for f in os.listdir(PYTHON_TESTS) if f.startswith("test_") and f.endswith(".py"))
     loader = unittest.TestLoader()
-    suite = loader.discover(top, pattern="test_*.py", top_level_dir=top)
-    result = unittest.TextTestRunner(stream=sys.stdout, verbosity=1).run(suite)
-    failed = len(result.failures) + len(result.errors)
-    skipped = len(result.skipped)
-    passed = result.testsRun - failed - skipped
+    passed = failed = skipped = 0
+    for module in modules:
+        if not take(claims, module):
+            continue
+        print(f"-- {module}", flush=True)
+        result = unittest.TextTestRunner(stream=sys.stdout, verbosity=1).run(loader.loadTestsFromName(module))
+        f = len(result.failures) + len(result.errors)
+        s = len(result.skipped)
+        passed, failed, skipped = passed + result.testsRun - f - s, failed + f, skipped + s
     return passed, failed, skipped
 
 
@@ -167,32 +195,49 @@ def install_ahead():
                              "chromium", "chromium"], cwd=ROOT)
 
 
-def python_command():
-    return [sys.executable, os.path.abspath(__file__), "--python-only"]
+def python_command(claims):
+    return [sys.executable, os.path.abspath(__file__), "--python-only", "--claims", claims]
 
 
 class PythonTests:
-    """The Python tests in a child process (run_all.py --python-only), so that
-    they wait on their cells and makes while the C tests use the CPUs; its
-    output goes to a file, shown by finish()."""
+    """The Python tests in child processes (run_all.py --python-only), so that
+    they wait on their cells and makes while the C tests use the CPUs: one
+    from the start, a second (add) when a CPU is free. Each takes the modules
+    the other has not; their makes take turns (tests/serial_make/make). The
+    output of each goes to a file, shown by finish()."""
 
     def __init__(self):
         self.start = time.time()
-        self.out = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(python_command(), cwd=ROOT, stdout=self.out, stderr=subprocess.STDOUT)
+        self.claims = tempfile.TemporaryDirectory()
+        self.env = dict(os.environ, PATH=SERIAL_MAKE + os.pathsep + os.environ.get("PATH", ""),
+                        AM_MAKE_LOCK=os.path.join(self.claims.name, "make.lock"))
+        self.children = []
+        self.add()
+
+    def add(self):
+        out = tempfile.TemporaryFile()
+        proc = subprocess.Popen(python_command(self.claims.name), cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                env=self.env)
+        self.children.append((proc, out))
 
     def finish(self):
-        """(passed, failed, skipped) after printing the child's output"""
-        rc = self.proc.wait()
-        self.out.seek(0)
-        text = self.out.read().decode(errors="replace")
-        self.out.close()
-        sys.stdout.write(text)
-        counts = parse_python_counts(text)
-        if counts is None:
-            print(f"FAIL python tests: exit status {rc} before their counts")
-            return 0, 1, 0
-        return counts
+        """(passed, failed, skipped) of all, after printing each child's output"""
+        total = [0, 0, 0]
+        for i, (proc, out) in enumerate(self.children, 1):
+            rc = proc.wait()
+            out.seek(0)
+            text = out.read().decode(errors="replace")
+            out.close()
+            if len(self.children) > 1:
+                print(f"== Python test process {i} of {len(self.children)}")
+            sys.stdout.write(text)
+            counts = parse_python_counts(text)
+            if counts is None:
+                print(f"FAIL python tests: exit status {rc} before their counts")
+                counts = (0, 1, 0)
+            total = [a + b for a, b in zip(total, counts)]
+        self.claims.cleanup()
+        return tuple(total)
 
 
 def parse_python_counts(text):
@@ -218,6 +263,9 @@ def main():
     ap.add_argument("--python-only", action="store_true",
                     help="run the Python tests alone, here, and end with their counts (what make test starts "
                          "beside the C tests)")
+    ap.add_argument("--claims", default=None,
+                    help="with --python-only: the folder the test processes share, each taking a module "
+                         "by making its file there (default: a folder of its own, every module)")
     ap.add_argument("--runner", default="",
                     help="command to run each test binary with, e.g. 'wine' for MinGW builds")
     ap.add_argument("--cc", default="gcc", help="the compiler, for the sanitizer stage")
@@ -233,7 +281,11 @@ def main():
     if args.jobs is None:
         args.jobs = default_jobs(python_beside=not args.no_python)
     if args.python_only:
-        p, f, s = run_python_tests()
+        if args.claims is None:
+            with tempfile.TemporaryDirectory() as claims:
+                p, f, s = run_python_tests(claims)
+        else:
+            p, f, s = run_python_tests(args.claims)
         print(PYTHON_COUNTS + closing_line(p, f, s), flush=True)
         return 1 if f else 0
     # sanitizer builds: leaks of libraries' own statics are not ours
@@ -282,6 +334,8 @@ def main():
         times.append((f"{len(bins)} C test binaries", time.time() - t0))
         if timed:
             print(f"slowest: {slowest(timed)}")
+    if python and fcntl and not args.sanitizers and (os.cpu_count() or 1) > 1:
+        python.add()  # the CPU the C tests leave: the Python tests took 326 s of 445 alone
     if args.sanitizers:
         # the ASan+UBSan part of make check that fits here: the strategy
         # tests of a few rows, bug injections included
@@ -302,7 +356,8 @@ def main():
     if python:
         print("== Python tests (run beside the C tests)", flush=True)
         p, f, s = python.finish()
-        times.append(("python tests (beside the C tests)", time.time() - python.start))
+        times.append((f"python tests (beside the C tests, {len(python.children)} processes)",
+                      time.time() - python.start))
         passed += p
         failed += f
         skipped += s

@@ -8,6 +8,7 @@ import io
 import os
 import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 import types
@@ -112,14 +113,45 @@ class ClosingLines(unittest.TestCase):
 
     def test_make_test_runs_the_python_tests_beside_the_c_tests(self):
         rc, lines = self.make_test('echo "python tests: 2 passed, 0 failed, 3 skipped"')
-        self.assertEqual(lines[-1], "3 passed, 0 failed, 3 skipped", lines)
+        # a second Python process once the C tests end: the counts of both join
+        self.assertIn("== Python test process 2 of 2", lines)
+        self.assertEqual(lines[-1], "5 passed, 0 failed, 6 skipped", lines)
         self.assertEqual(rc, 0)
 
     def test_python_tests_that_fail_or_die_fail_make_test(self):
         rc, lines = self.make_test('echo "python tests: 2 passed, 1 failed, 0 skipped"; exit 1')
-        self.assertEqual((rc, lines[-1]), (1, "3 passed, 1 failed, 0 skipped"))
+        self.assertEqual((rc, lines[-1]), (1, "5 passed, 2 failed, 0 skipped"))
         rc, lines = self.make_test("exit 1")  # no counts: a failure, not nothing
-        self.assertEqual((rc, lines[-1]), (1, "1 passed, 1 failed, 0 skipped"))
+        self.assertEqual((rc, lines[-1]), (1, "1 passed, 2 failed, 0 skipped"))
+
+    def test_python_processes_take_each_module_once(self):
+        tests = os.path.join(self.dir, "python")
+        script(tests, "test_one.py", "import unittest\nclass A(unittest.TestCase):\n"
+               "    def test_a(self): pass\n    def test_b(self): self.skipTest('why')")
+        script(tests, "test_two.py", "import unittest\nclass B(unittest.TestCase):\n    def test_c(self): pass")
+        claims = os.path.join(self.dir, "claims")
+        os.makedirs(claims)
+        with mock.patch.object(run_all, "PYTHON_TESTS", tests), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
+            first = run_all.run_python_tests(claims)
+            second = run_all.run_python_tests(claims)
+        self.assertEqual((first, second), ((2, 0, 1), (0, 0, 0)))
+        self.assertEqual(sorted(os.listdir(claims)), ["test_one", "test_two"])
+
+    def test_the_python_tests_makes_take_turns(self):
+        # two makes through tests/serial_make/make with one lock: the second
+        # starts once the first has ended (each writes when it starts and ends)
+        log = os.path.join(self.dir, "log")
+        fake = script(os.path.join(self.dir, "bin"), "make", f'echo "start $1" >> "{log}"; sleep 0.5; '
+                      f'echo "end $1" >> "{log}"')
+        env = dict(os.environ, PATH=run_all.SERIAL_MAKE + os.pathsep + os.path.dirname(fake) + os.pathsep +
+                   os.environ.get("PATH", ""), AM_MAKE_LOCK=os.path.join(self.dir, "lock"))
+        env.pop("AM_MAKE_LOCK_HELD", None)
+        procs = [subprocess.Popen(["make", name], env=env) for name in ("a", "b")]
+        self.assertEqual([p.wait(timeout=30) for p in procs], [0, 0])
+        with open(log) as f:
+            words = [line.split()[0] for line in f]
+        self.assertEqual(words, ["start", "end", "start", "end"])
 
     def test_make_check_closing_line_names_skipped_stages(self):
         names = {"valgrind": "valgrind", "fuzz": "fuzz (clang)"}
