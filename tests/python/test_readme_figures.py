@@ -89,14 +89,14 @@ class ReadmeFigures(unittest.TestCase):
     def test_the_monotonic_arenas_are_in_the_fastest_groups_where_the_readme_says(self):
         self.assertSays("The monotonic arena (the allocator of the 2009 Boost monotonic comparison) or its "
                         "thread-local-buffer variant is in the fastest group of every line but the list traversal, "
-                        "where `fast_pool` and Boost's own `fast_pool_allocator` are, and the list copy with clang, "
-                        "where the arena's A/A twin `control` is, beside the two mmap arenas")
+                        "where `fast_pool` and Boost's own `fast_pool_allocator` are, and the map-and-list line "
+                        "with gcc, where `fast_pool` and `mmap_arena` are")
         for workload, compiler, at in self.table_lines():
             members = self.group(workload, compiler)
             if workload == "list_iterate":
                 self.assertEqual(set(members), {"fast_pool", "boost-fast_pool"}, compiler)
-            elif (workload, compiler) == ("list_dupe", "clang"):
-                self.assertEqual(set(members), {"control", "mmap_arena", "mmap_file"})
+            elif (workload, compiler) == ("thrash_pool_map_list_unaligned", "gcc"):
+                self.assertEqual(set(members), {"fast_pool", "mmap_arena"})
             else:
                 self.assertTrue({"monotonic", "monotonic-local"} & set(members), (workload, compiler))
 
@@ -112,11 +112,12 @@ class ReadmeFigures(unittest.TestCase):
             self.assertEqual(set(self.group("list_iterate", compiler)), {"fast_pool", "boost-fast_pool"}, compiler)
 
     def test_each_model_beside_its_library_where_the_readme_says(self):
-        self.assertSays("`fast_pool` and `pool` within 3% of Boost's in every line of the table, `monotonic` "
-                        "faster than `std::pmr::monotonic_buffer_resource` in every line")
+        self.assertSays("`fast_pool` within 4% of Boost's `fast_pool_allocator` and `pool` within 9% of Boost's "
+                        "`pool_allocator` in every line of the table, `monotonic` faster than "
+                        "`std::pmr::monotonic_buffer_resource` in every line")
         for workload, compiler, at in self.table_lines():
-            for model, library in (("fast_pool", "boost-fast_pool"), ("pool", "boost-pool")):
-                self.assertLess(abs(at[model] / at[library] - 1), 0.03, (workload, compiler, model))
+            for model, library, within in (("fast_pool", "boost-fast_pool", 0.04), ("pool", "boost-pool", 0.09)):
+                self.assertLess(abs(at[model] / at[library] - 1), within, (workload, compiler, model))
             self.assertLess(at["monotonic"], at["pmr-monotonic"], (workload, compiler))
 
     def test_the_contention_figures(self):
