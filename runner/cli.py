@@ -175,7 +175,8 @@ def make_parser():
     ap.add_argument("--min-ms", type=positive_number, metavar="X",
                     help=f"shortest sample in ms of a one-thread cell (default {config.DEFAULT_MIN_MS:g}, "
                          f"--quick {config.QUICK_MIN_MS:g}); a threaded cell's at least "
-                         f"{config.THREADED_MIN_MS:g} ({config.QUICK_THREADED_MIN_MS:g} with --quick)")
+                         f"{config.THREADED_MIN_MS:g} ({config.QUICK_THREADED_MIN_MS:g} with --quick), a "
+                         f"one-thread trace cell's at least {config.TRACE_MIN_MS:g}")
     ap.add_argument("--baseline", metavar="S",
                     help=f"strategy the ratios divide by (default {config.DEFAULT_BASELINE}; "
                          f"{config.FALLBACK_BASELINE} where that is not built)")

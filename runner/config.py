@@ -54,6 +54,12 @@ QUICK_MIN_MS = 0.5
 # gain nothing from more samples in a process: one a visit, at least this long
 THREADED_MIN_MS = 3.0
 QUICK_THREADED_MIN_MS = 2.0
+# A trace's one-thread cells take samples at least this long: a repetition of
+# the shipped python-csv trace lasts about 0.5 ms, so at 0.5 ms a sample was
+# one repetition after one untimed one, and two QUICK runs' ratios of its
+# lines agreed within 5% in a median 13 of 26; at 2 ms in 19 of 26, at 5 ms
+# in 19.5 (docs/measurements.md, "A trace's samples")
+TRACE_MIN_MS = 2.0
 # blocks whose visits disagree (an unstable cell) or during which a CPU
 # changed state are visited again, at most this many times each
 DEFAULT_REVISITS = 3
@@ -85,6 +91,7 @@ class RunConfig:
     budget_s: object        # seconds the run may take before its revisits stop, or None
     min_ms: float
     threaded_min_ms: float  # a threaded cell's one sample a visit
+    trace_min_ms: float     # a one-thread trace cell's samples
     seed: int
     threads: int            # threads of a threaded workload without a sweep
     quick: bool
@@ -434,6 +441,7 @@ def plan(args):
         budget_s=args.budget or (QUICK_BUDGET_S * len(compilers) if quick else None),
         min_ms=args.min_ms or (QUICK_MIN_MS if quick else DEFAULT_MIN_MS),
         threaded_min_ms=max(args.min_ms or 0, QUICK_THREADED_MIN_MS if quick else THREADED_MIN_MS),
+        trace_min_ms=max(args.min_ms or 0, TRACE_MIN_MS),
         seed=seed, threads=threads, quick=quick, cpu=args.cpu, timeout=args.timeout,
         mem_limits=frozen(limits), mem_limit_note=frozen(limit_note), stats_tables=not args.no_stats_tables,
         keep_allocator_env=args.keep_allocator_env,

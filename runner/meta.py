@@ -175,6 +175,7 @@ def make_meta(cfg, static, measurements, started, state, pinning_note, revisits=
         "revisits": dict(revisits or {"limit": cfg.revisits}),
         "min_ms": cfg.min_ms,
         "threaded_min_ms": cfg.threaded_min_ms,
+        "trace_min_ms": cfg.trace_min_ms,
         "threads_for_threaded_workloads": cfg.threads,
         "param": cfg.param,
         "baseline": cfg.baseline,

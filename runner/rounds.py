@@ -67,8 +67,9 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
     later = {}
     if cell.threaded:  # timed alone: one sample a visit (config.THREADED_MIN_MS)
         samples, min_ms = 1, cfg.threaded_min_ms
-    else:
-        samples, min_ms = samples_in_round(cfg.samples, cfg.rounds, rnd), cfg.min_ms
+    else:  # a trace's repetitions are short: longer samples (config.TRACE_MIN_MS)
+        samples = samples_in_round(cfg.samples, cfg.rounds, rnd)
+        min_ms = cfg.trace_min_ms if trace_of(cfg, cell) else cfg.min_ms
         if cell.strategy == cfg.baseline:
             samples *= config.BASELINE_SAMPLES
     if rnd:  # round 1's counts, and its oracle checksum: the cell need not compute it again

@@ -56,6 +56,7 @@ def print_plan(cfg):
         print(f"note: {n}")
     print(f"allocmark: {len(cfg.cells)} cells ({', '.join(cfg.compilers)}; {len(cfg.order)} strategies; "
           f"{len(cfg.workloads)} workloads), {cfg.samples} samples of >= {cfg.min_ms:g} ms "
+          f"{f'(a trace: >= {cfg.trace_min_ms:g} ms) ' if cfg.traces else ''}"
           f"in {cfg.rounds} round{'s' if cfg.rounds > 1 else ''} (up to {cfg.revisits} more for "
           f"unstable blocks{f', within {cfg.budget_s:g} s' if cfg.budget_s else ''}), seed {cfg.seed}, "
           f"baseline {cfg.baseline} "

@@ -22,7 +22,8 @@ from runfolder import aggregate, answer, catalog, outputs, schema  # noqa: E402
 def made_up_config(**settings):
     """The run settings rounds.measure reads, made up, and cells that need no build."""
     settings.setdefault("baseline", "minimal")
-    return types.SimpleNamespace(seed=1, mem_limits={}, traces={}, settings=aggregate.Settings(),
+    settings.setdefault("traces", {})
+    return types.SimpleNamespace(seed=1, mem_limits={}, settings=aggregate.Settings(),
                                  cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row, **settings)
 
 
@@ -248,6 +249,14 @@ class VisitBudget(unittest.TestCase):
         seen = measure_commands(c, made_up_config(samples=48, rounds=6, min_ms=0.5, threaded_min_ms=3.0))
         self.assertEqual(seen[0][seen[0].index("--samples") + 1], "1")
         self.assertEqual(seen[0][seen[0].index("--min-ms") + 1], "3.0")
+
+    def test_a_trace_cell_takes_longer_samples(self):
+        cfg = made_up_config(samples=48, rounds=6, min_ms=0.5, threaded_min_ms=3.0, trace_min_ms=2.0,
+                             traces={"trace:calls": "calls.trace"})
+        for workload, size, min_ms in (("trace:calls", 1, "2.0"), ("list_dupe", 1810, "0.5")):
+            c = aggregate.Measurement(matrix.Cell("gcc", "system", workload, size, 1, 0.0, False))
+            seen = measure_commands(c, cfg)
+            self.assertEqual(seen[0][seen[0].index("--min-ms") + 1], min_ms, workload)
 
 
 class Revisits(unittest.TestCase):
