@@ -6,7 +6,9 @@ whether a ratio says what its line's times say:
     apart those medians are across the rows;
   - each line's ratio against its time ratio (its median time over the
     baseline's): how many are more than 5% apart, and how many lie on
-    opposite sides of 1 beyond the run's margin;
+    opposite sides of 1 beyond the run's margin; in all, and by how the
+    ratio was judged: through the partner, from the times where the
+    partner moved, or from the times of rows timed alone;
   - what noise alone would make of the partner's medians: the same
     figure with each round's visits dealt to that round's rows at random;
   - the A/A control (a second build of its twin): its ratio to the twin per
@@ -92,10 +94,26 @@ def rundir_key(r):
     return (r["compiler"], r["strategy"], r["workload"], r["size"], r["threads"], r["param"])
 
 
+# how a line's ratio was judged (ratios.csv): through the partner timed beside
+# both rows; from the times, the partner having moved between them; or from
+# the times of rows timed alone (a threaded workload, even at one thread)
+LINE_KINDS = ("through the partner", "from the times, the partner moved", "timed alone")
+
+
+def line_kind(r):
+    if r.get("through_partner"):
+        return LINE_KINDS[0]
+    return LINE_KINDS[1] if r.get("partner_shift") is not None else LINE_KINDS[2]
+
+
 def line_figures(run, margin):
-    """(one-thread lines with a ratio, more than APART from their time ratio,
-    on opposite sides of 1 beyond the margin)."""
-    lines = off = opposite = 0
+    """{kind or "all": [one-thread lines with a ratio, more than APART from
+    their time ratio, on opposite sides of 1 beyond the margin]}: a partner
+    that bends shows in the lines through it; the lines timed alone disagree
+    with their times only as the host's drift from round to round makes the
+    paired ratio and the ratio of medians differ."""
+    figures = {kind: [0, 0, 0] for kind in ("all",) + LINE_KINDS}
+    edge = math.log1p(margin)
     for r in run.ratios:
         if r["threads"] != 1 or r["ratio"] is None:
             continue
@@ -103,13 +121,17 @@ def line_figures(run, margin):
         mine, base = run.by_key.get(key), run.by_key.get(key[:1] + (r["baseline"],) + key[2:])
         if not mine or not base or not mine.get(MEDIAN) or not base.get(MEDIAN):
             continue
-        by_time = mine[MEDIAN] / base[MEDIAN]
-        lines += 1
-        off += abs(math.log(r["ratio"] / by_time)) > math.log1p(APART)
-        edge = math.log1p(margin)
-        opposite += (math.log(r["ratio"]) > edge and math.log(by_time) < -edge) or \
-                    (math.log(r["ratio"]) < -edge and math.log(by_time) > edge)
-    return lines, off, opposite
+        by_time = math.log(mine[MEDIAN] / base[MEDIAN])
+        ratio = math.log(r["ratio"])
+        line = (1, abs(ratio - by_time) > math.log1p(APART),
+                (ratio > edge and by_time < -edge) or (ratio < -edge and by_time > edge))
+        for kind in ("all", line_kind(r)):
+            figures[kind] = [a + int(b) for a, b in zip(figures[kind], line)]
+    return figures
+
+
+def lines_text(lines, off):
+    return f"{lines - off} of {lines} ({(lines - off) / lines if lines else 0:.1%})"
 
 
 def control_figures(run, settings):
@@ -143,7 +165,8 @@ def describe(folder):
     run = rundir.load_strict(folder, need=("summary.csv", "samples.csv", "ratios.csv"))
     settings = aggregate.Settings.from_meta(run.meta)
     blocks, apart, apart20, apart50, judged = partner_figures(run)
-    lines, off, opposite = line_figures(run, settings.margin)
+    figures = line_figures(run, settings.margin)
+    lines, off, opposite = figures["all"]
     out = [f"{run.run_id}:",
            f"  partner: its medians beside the rows more than {APART:.0%} apart in {apart} of {blocks} one-thread "
            f"blocks ({blocks - apart} within: {(blocks - apart) / blocks:.1%}); beyond 20% in {apart20}, beyond 50% in "
@@ -152,7 +175,10 @@ def describe(folder):
            f"  partner by noise alone (each round's visits dealt to its rows at random, {NOISE_TRIALS} times): "
            f"{partner_noise(run):.1f} blocks more than {APART:.0%} apart" if blocks else "",
            f"  lines: ratio within {APART:.0%} of its time ratio in {lines - off} of {lines} one-thread lines "
-           f"({(lines - off) / lines if lines else 0:.1%}); on opposite sides of 1 beyond the margin: {opposite}"]
+           f"({(lines - off) / lines if lines else 0:.1%}); on opposite sides of 1 beyond the margin: {opposite}",
+           "  lines by how their ratio was judged: " + "; ".join(
+               f"{kind} {lines_text(*figures[kind][:2])}, {figures[kind][2]} opposite"
+               for kind in LINE_KINDS if figures[kind][0])]
     c = control_figures(run, settings)
     if c:
         n, beyond, beyond2, marked, worst = c

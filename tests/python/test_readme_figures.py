@@ -89,14 +89,15 @@ class ReadmeFigures(unittest.TestCase):
     def test_the_monotonic_arenas_are_in_the_fastest_groups_where_the_readme_says(self):
         self.assertSays("The monotonic arena (the allocator of the 2009 Boost monotonic comparison) or its "
                         "thread-local-buffer variant is in the fastest group of every line but the list traversal, "
-                        "where `fast_pool` and Boost's own `fast_pool_allocator` are, and the map-and-list line "
-                        "with gcc, where `fast_pool` and `mmap_arena` are")
+                        "where `fast_pool` and Boost's own `fast_pool_allocator` are, and the map of lists, where "
+                        "the arena's A/A twin `control` is, with `fast_pool`, `mmap_arena` and `tls_size_class`")
         for workload, compiler, at in self.table_lines():
             members = self.group(workload, compiler)
             if workload == "list_iterate":
                 self.assertEqual(set(members), {"fast_pool", "boost-fast_pool"}, compiler)
-            elif (workload, compiler) == ("thrash_pool_map_list_unaligned", "gcc"):
-                self.assertEqual(set(members), {"fast_pool", "mmap_arena"})
+            elif workload == "thrash_pool_map_list_unaligned":
+                self.assertFalse({"monotonic", "monotonic-local"} & set(members), compiler)
+                self.assertLessEqual({"control", "fast_pool", "mmap_arena", "tls_size_class"}, set(members), compiler)
             else:
                 self.assertTrue({"monotonic", "monotonic-local"} & set(members), (workload, compiler))
 
@@ -112,13 +113,18 @@ class ReadmeFigures(unittest.TestCase):
             self.assertEqual(set(self.group("list_iterate", compiler)), {"fast_pool", "boost-fast_pool"}, compiler)
 
     def test_each_model_beside_its_library_where_the_readme_says(self):
-        self.assertSays("`fast_pool` within 4% of Boost's `fast_pool_allocator` and `pool` within 9% of Boost's "
+        self.assertSays("`fast_pool` within 4% of Boost's `fast_pool_allocator` and `pool` within 2% of Boost's "
                         "`pool_allocator` in every line of the table, `monotonic` faster than "
-                        "`std::pmr::monotonic_buffer_resource` in every line")
+                        "`std::pmr::monotonic_buffer_resource` in every line but the list sort with clang (1% "
+                        "slower, the two in one fastest group)")
         for workload, compiler, at in self.table_lines():
-            for model, library, within in (("fast_pool", "boost-fast_pool", 0.04), ("pool", "boost-pool", 0.09)):
+            for model, library, within in (("fast_pool", "boost-fast_pool", 0.04), ("pool", "boost-pool", 0.02)):
                 self.assertLess(abs(at[model] / at[library] - 1), within, (workload, compiler, model))
-            self.assertLess(at["monotonic"], at["pmr-monotonic"], (workload, compiler))
+            if (workload, compiler) == ("thrash_pool_sort_list_int", "clang"):
+                self.assertEqual(round(100 * (at["monotonic"] / at["pmr-monotonic"] - 1)), 1)
+                self.assertLessEqual({"monotonic", "pmr-monotonic"}, set(self.group(workload, compiler)))
+            else:
+                self.assertLess(at["monotonic"], at["pmr-monotonic"], (workload, compiler))
 
     def test_the_contention_figures(self):
         size = max(k[3] for k in self.ref.by_key if k[2] == "contention")
