@@ -5,10 +5,11 @@
 
 #if AM_STATS
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "spin_guard.h"
 
 #define MAGIC_LIVE 0x4c49564542304bull  /* "K0BEVIL" */
 #define MAGIC_FREED 0x44454552463042ull /* "B0FREED" */
@@ -28,15 +29,13 @@ int am_counting_active;
 static am_owner root;
 static void *live;               /* newest live counted block (user pointer) */
 static AM_THREAD_LOCAL am_owner *current;
-static atomic_flag lock_flag = ATOMIC_FLAG_INIT;
+static atomic_flag lock_flag = AM_SPIN_GUARD_INIT;
 static uint64_t errors;
 static char last_error[256];
 
-void am_stats_lock(void) {
-    while (atomic_flag_test_and_set_explicit(&lock_flag, memory_order_acquire)) {}
-}
+void am_stats_lock(void) { am_spin_enter(&lock_flag); }
 
-void am_stats_unlock(void) { atomic_flag_clear_explicit(&lock_flag, memory_order_release); }
+void am_stats_unlock(void) { am_spin_leave(&lock_flag); }
 
 static am_block_hdr read_hdr(const void *user) {
     am_block_hdr b;

@@ -6,13 +6,11 @@
 fast_pool_shared fast_pool_singletons;
 
 #if AM_FAST_POOL_MUTEX
-#include <stdatomic.h>
+#include "spin_guard.h"
 /* guards the handle count: the mutex itself is created by the first handle */
-static atomic_flag handles_guard = ATOMIC_FLAG_INIT;
-static void guard_enter(void) {
-    while (atomic_flag_test_and_set_explicit(&handles_guard, memory_order_acquire)) {}
-}
-static void guard_leave(void) { atomic_flag_clear_explicit(&handles_guard, memory_order_release); }
+static atomic_flag handles_guard = AM_SPIN_GUARD_INIT;
+static void guard_enter(void) { am_spin_enter(&handles_guard); }
+static void guard_leave(void) { am_spin_leave(&handles_guard); }
 #else
 static void guard_enter(void) {}
 static void guard_leave(void) {}
