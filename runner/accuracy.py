@@ -8,7 +8,9 @@ whether a ratio says what its line's times say:
     baseline's): how many are more than 5% apart, and how many lie on
     opposite sides of 1 beyond the run's margin; in all, and by how the
     ratio was judged: through the partner, from the times where the
-    partner moved, or from the times of rows timed alone;
+    partner moved, or from the times of rows timed alone; and the lines
+    through the partner with the partner's own time ratio taken out (where
+    the host moved the two rows' processes apart, the partner moved too);
   - what noise alone would make of the partner's medians: the same
     figure with each round's visits dealt to that round's rows at random;
   - the A/A control (a second build of its twin): its ratio to the twin per
@@ -106,14 +108,23 @@ def line_kind(r):
     return LINE_KINDS[1] if r.get("partner_shift") is not None else LINE_KINDS[2]
 
 
-def line_figures(run, margin):
-    """{kind or "all": [one-thread lines with a ratio, more than APART from
-    their time ratio, on opposite sides of 1 beyond the margin]}: a partner
-    that bends shows in the lines through it; the lines timed alone disagree
-    with their times only as the host's drift from round to round makes the
-    paired ratio and the ratio of medians differ."""
-    figures = {kind: [0, 0, 0] for kind in ("all",) + LINE_KINDS}
+# the lines through the partner again, their time ratio divided by the
+# partner's own (its median beside the row over its median beside the
+# baseline): what the host did to the two rows' processes, which the partner
+# timed too and the paired ratio leaves out
+HOST_OUT = "through the partner, the partner's own time ratio taken out"
+
+
+def line_figures(run, margin, partners=None):
+    """{kind, HOST_OUT or "all": [one-thread lines with a ratio, more than
+    APART from their time ratio, on opposite sides of 1 beyond the margin]}:
+    a partner that bends shows in the lines through it; the lines timed alone
+    disagree with their times only as the host's drift from round to round
+    makes the paired ratio and the ratio of medians differ. partners:
+    partner_medians(run), for HOST_OUT."""
+    figures = {kind: [0, 0, 0] for kind in ("all",) + LINE_KINDS + (HOST_OUT,)}
     edge = math.log1p(margin)
+    partners = partners or {}
     for r in run.ratios:
         if r["threads"] != 1 or r["ratio"] is None:
             continue
@@ -123,11 +134,19 @@ def line_figures(run, margin):
             continue
         by_time = math.log(mine[MEDIAN] / base[MEDIAN])
         ratio = math.log(r["ratio"])
-        line = (1, abs(ratio - by_time) > math.log1p(APART),
-                (ratio > edge and by_time < -edge) or (ratio < -edge and by_time > edge))
-        for kind in ("all", line_kind(r)):
-            figures[kind] = [a + int(b) for a, b in zip(figures[kind], line)]
+        count(figures, ("all", line_kind(r)), ratio, by_time, edge)
+        beside = partners.get(block(key), {})
+        if line_kind(r) == LINE_KINDS[0] and key[1] in beside and r["baseline"] in beside:
+            count(figures, (HOST_OUT,), ratio, by_time - math.log(beside[key[1]] / beside[r["baseline"]]), edge)
     return figures
+
+
+def count(figures, kinds, ratio, by_time, edge):
+    """one line more in each of kinds: (lines, off, opposite), ratio and by_time as logs"""
+    line = (1, abs(ratio - by_time) > math.log1p(APART),
+            (ratio > edge and by_time < -edge) or (ratio < -edge and by_time > edge))
+    for kind in kinds:
+        figures[kind] = [a + int(b) for a, b in zip(figures[kind], line)]
 
 
 def lines_text(lines, off):
@@ -165,7 +184,7 @@ def describe(folder):
     run = rundir.load_strict(folder, need=("summary.csv", "samples.csv", "ratios.csv"))
     settings = aggregate.Settings.from_meta(run.meta)
     blocks, apart, apart20, apart50, judged = partner_figures(run)
-    figures = line_figures(run, settings.margin)
+    figures = line_figures(run, settings.margin, partner_medians(run))
     lines, off, opposite = figures["all"]
     out = [f"{run.run_id}:",
            f"  partner: its medians beside the rows more than {APART:.0%} apart in {apart} of {blocks} one-thread "
@@ -178,7 +197,9 @@ def describe(folder):
            f"({(lines - off) / lines if lines else 0:.1%}); on opposite sides of 1 beyond the margin: {opposite}",
            "  lines by how their ratio was judged: " + "; ".join(
                f"{kind} {lines_text(*figures[kind][:2])}, {figures[kind][2]} opposite"
-               for kind in LINE_KINDS if figures[kind][0])]
+               for kind in LINE_KINDS if figures[kind][0]),
+           f"  lines {HOST_OUT}: {lines_text(*figures[HOST_OUT][:2])}, {figures[HOST_OUT][2]} opposite"
+           if figures[HOST_OUT][0] else ""]
     c = control_figures(run, settings)
     if c:
         n, beyond, beyond2, marked, worst = c

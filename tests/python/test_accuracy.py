@@ -1,7 +1,8 @@
 """runner/accuracy.py's lines: a line's reported ratio against the ratio of
 its median time to the baseline's, in all and by how the ratio was judged
 (through the partner, from the times where the partner moved, timed alone),
-on made-up runs whose figures are known."""
+and through the partner with the partner's own time ratio taken out, on
+made-up runs whose figures are known."""
 import os
 import sys
 import types
@@ -40,6 +41,18 @@ class Lines(unittest.TestCase):
         self.assertEqual(figures[through], [2, 1, 1])
         self.assertEqual(figures[moved], [1, 1, 0])
         self.assertEqual(figures[alone], [2, 1, 0])
+
+    def test_the_partners_own_time_ratio_taken_out(self):
+        # x's processes ran 20% slow, and so did the partner beside it: the time ratio
+        # reads 1.2, the paired ratio 1.0, and the partner's own 1.2 accounts for it
+        run = made_up_run([("a", "x", 12.0, 10.0, 1.0, 1.0, 1.2),
+                           ("a", "y", 12.0, 10.0, 1.0, 1.0, 1.0),    # the partner did not move: still off
+                           ("a", "z", 12.0, 10.0, 1.0, 0.0, None)])  # timed alone: not through the partner
+        partners = {("gcc", "a", 10, 1, 0.0): {"minimal": 100.0, "x": 120.0, "y": 100.0}}
+        figures = accuracy.line_figures(run, 0.02, partners)
+        self.assertEqual(figures["all"], [3, 3, 0])
+        self.assertEqual(figures[accuracy.HOST_OUT], [2, 1, 0])
+        self.assertEqual(accuracy.line_figures(run, 0.02)[accuracy.HOST_OUT], [0, 0, 0])
 
     def test_a_line_without_its_baseline_or_with_threads_is_left_out(self):
         run = made_up_run([("a", "x", 10.0, 10.0, 1.0, 1.0, 1.0)])
