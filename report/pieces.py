@@ -131,11 +131,15 @@ class Pieces:
         return (f'<td class="ratio {cls}"{title}{attrs}>{mark}'
                 f'<span class="r">{fmt_ratio(ratio)}×{flag}</span>{interval}</td>')
 
-    def time_cell(self, row, attrs=""):
+    def time_cell(self, row, attrs="", base=None):
+        """base: the baseline's row of the same block, whose time a time far from
+        its ratio (yardstick.time_apart) is marked against"""
         if row is None:
             return f'<td class="num missing"{attrs}>—</td>'
         if not self.run.ok(row):
             return ""
+        entry = (self.run.ratio_of.get(schema.key_of(row)) or {}) if base is not None and base is not row else {}
+        off = yardstick.time_apart(entry, row[schema.MEDIAN], base[schema.MEDIAN]) if entry else None
         lo, hi = self.run.ci_per_op(row)
         tip = f"95% interval {fmt(lo)}–{fmt(hi)} ns" if lo is not None else "no interval"
         if row.get("cv") is not None:
@@ -144,8 +148,14 @@ class Pieces:
             tip += f"; {fmt_int(row['samples'])} samples"
         if row.get("visits") is not None:
             tip += f" in {fmt_int(row['visits'])} visits"
+        if off:
+            shift = entry.get("partner_shift")
+            tip += (f"; {yardstick.APART} this time over {self.run.baseline}'s is {off:.2f}x the ratio"
+                    + (f", and the partner beside it ran {shift:.2f}x its time beside {self.run.baseline}'s" if shift
+                       else "") + ": read the ratio")
         # a cell's own spread from process to process is shown (the interval), not marked
-        return f'<td class="num t" title="{esc(tip, quote=True)}"{attrs}>{fmt(row[schema.MEDIAN])}</td>'
+        return (f'<td class="num t" title="{esc(tip, quote=True)}"{attrs}>{fmt(row[schema.MEDIAN])}'
+                f'{yardstick.APART if off else ""}</td>')
 
     def group_table(self, g):
         run = self.run
@@ -168,7 +178,8 @@ class Pieces:
                     cells.append(f'<td class="failed" colspan="2" title="{esc(reason, quote=True)}"{attrs}>'
                                  f'failed: {esc(reason)}</td>')
                     continue
-                cells.append(self.time_cell(row, attrs))
+                base = g.cell.get((run.baseline, x))
+                cells.append(self.time_cell(row, attrs, base if run.ok(base) else None))
                 cells.append(self.ratio_cell(row, attrs=attrs, tip=False))
             tag = ' <span class="pill">floor</span>' if s in results.FLOOR_ROWS else ""
             rows.append(f'<tr><th class="row" scope="row">{esc(s)}{tag}</th>{"".join(cells)}</tr>')
@@ -194,6 +205,10 @@ class Pieces:
                 f'{margin} off or within it</span>'
                 f'<span>{yardstick.FROM_TIMES} {yardstick.MOVED}: the partner\'s own time beside this row differed '
                 'from beside the baseline, so the ratio is from the two rows\' times, not through the partner</span>'
+                f'<span>{yardstick.APART} after a time: over the baseline\'s time it reads more than '
+                f'{100 * yardstick.TIME_APART:g}% from the ratio (hover it for the partner\'s own): where the '
+                'partner beside the row ran as much off, the host ran those processes so and the ratio, paired, '
+                'leaves it out</span>'
                 '<span><i>italic</i>: baseline, or no interval available</span></div>')
 
 

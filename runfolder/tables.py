@@ -215,10 +215,16 @@ def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), 
         compared = any(r["strategy"] == baseline for r in cells)
         cells = sorted(cells, key=lambda r: (_status_rank(r), r[schema.MEDIAN] or 0, order.index(r["strategy"])))
         members = set(groups.get(key, ()))
-        lines = []
+        base = next((r for r in cells if r["strategy"] == baseline and _status_rank(r) == 0), None)
+        lines, apart = [], []
         for r in cells:
             ok = _status_rank(r) == 0
             time = time_interval(r) if ok else cell_text(r)
+            q = ratio_at.get(_at(r)) if compared and ok and base and r is not base else None
+            off = yardstick.time_apart(q, r[schema.MEDIAN], base[schema.MEDIAN]) if q else None
+            if off:
+                time += yardstick.APART
+                apart.append((r["strategy"], off, q.get("partner_shift")))
             line = [IN_GROUP if r["strategy"] in members else "", r["strategy"], time]
             if compared:
                 line.append("baseline" if r["strategy"] == baseline else _ratio_text(ratio_at.get(_at(r))))
@@ -238,6 +244,7 @@ def build(summary, ratios, baseline, strategies=None, cpus=None, marks=Marks(), 
         over = f" {OVERSUBSCRIBED}" if cpus and threads > cpus else ""
         note = yardstick.partner_note([ratio_at[_at(r)] for r in cells if _at(r) in ratio_at]) if compared else ""
         moved = f" ({yardstick.MOVED})" if note else ""
+        note = "; ".join(n for n in (note, yardstick.apart_note(apart, baseline)) if n)
         tables.append({"title": f"{compiler}: {workload} size {size}" + variant_suffix(threads, param) + over + moved,
                        "header": header, "lines": lines, "align": "ll" + "r" * (len(header) - 2),
                        "legend": block_legend(baseline, marks, compared) + ("; " + COUNTS_LEGEND if counted else "") +

@@ -4,8 +4,12 @@ two cells moved (aggregate.partner_moved: by more than PARTNER_TOLERANCE,
 beyond its noise), their ratio is taken from their times instead (aggregate.judge), and the tables name the
 block. Reads ratio entries (ratios.csv's columns, schema.py) only."""
 
+import math
+
 MOVED = "partner moved"
 FROM_TIMES = "t"  # after a ratio: from the times of the two, the partner having moved
+TIME_APART = 0.05  # a line's time over the baseline's, this far from its ratio, is named
+APART = "^"  # after a time: its ratio to the baseline's time is more than TIME_APART from the line's ratio
 
 
 def partner_moved(q):
@@ -24,3 +28,26 @@ def partner_note(block_ratios):
     beside = ", ".join(f"{q['strategy']} {q['partner_shift']:.2f}x" for q in moved)
     return (f"{MOVED}: its time beside {beside} its time beside {moved[0]['baseline']}; those ratios "
             f"({FROM_TIMES}) are from the times of the two in the same rounds, not through the partner")
+
+
+def time_apart(q, mine_ns, base_ns):
+    """A line's time ratio (its median over the baseline's) over its reported
+    ratio, where the two are more than TIME_APART apart; None where they agree
+    or either is missing."""
+    if not q or not q.get("ratio") or not mine_ns or not base_ns:
+        return None
+    off = mine_ns / base_ns / q["ratio"]
+    return off if abs(math.log(off)) > math.log1p(TIME_APART) else None
+
+
+def apart_note(lines, baseline):
+    """The line that names a block's times that read otherwise than their
+    ratios: lines [(strategy, time ratio over ratio, the partner's own time
+    beside it over beside the baseline, or None)]. "" when there are none."""
+    if not lines:
+        return ""
+    said = ", ".join(f"{s} {off:.2f}x" + (f" (the partner {shift:.2f}x)" if shift else "") for s, off, shift in lines)
+    return (f"{APART} times apart from their ratios, the time ratio over the ratio: {said}; where the partner "
+            f"beside a row ran as much slower or faster than beside {baseline}, the host ran those processes "
+            f"so, and the ratio, paired, leaves it out: read the ratio")
+

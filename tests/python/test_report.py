@@ -263,6 +263,30 @@ class ReportOfMarks(unittest.TestCase):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+    def test_a_time_apart_from_its_ratio_is_marked_with_the_partners_own_in_its_title(self):
+        tmp = tempfile.mkdtemp(prefix="am-report-")
+        try:
+            folder = fake_results.make(os.path.join(tmp, "run"), **fake_results.SMALL)
+            ratios = read_csv(os.path.join(folder, "ratios.csv"))
+            far = next(r for r in ratios if r["threads"] == "1" and r["ratio"])
+            far["ratio"] = repr(float(far["ratio"]) * 0.8)  # its time now reads 1.25x its ratio
+            far["partner_shift"], far["through_partner"] = "1.2", "1"
+            with open(os.path.join(folder, "ratios.csv"), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(ratios[0]), lineterminator="\n")
+                w.writeheader()
+                w.writerows(ratios)
+            p, page = run_report(folder)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            root, _, _ = htmlcheck.parse(page)
+            marked = [td for td in root.find_all("td") if "t" in td.classes() and td.text().endswith("^")]
+            self.assertEqual([(td.attrs["data-strategy"], td.attrs["data-x"]) for td in marked],
+                             [(far["strategy"], far["size"])])
+            self.assertIn("1.25x the ratio", marked[0].attrs["title"])
+            self.assertIn("the partner beside it ran 1.20x", marked[0].attrs["title"])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 class ReportOfDamagedFolder(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="am-report-bad-")

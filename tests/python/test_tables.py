@@ -91,6 +91,21 @@ class Build(unittest.TestCase):
         t = tables.build([r for r in SUMMARY if r["strategy"] != "system"], RATIOS, "system")
         self.assertEqual(t[0]["header"], ["", "strategy", "time/op [95%]", "spread"])
 
+    def test_a_time_apart_from_its_ratio_is_marked_and_named_with_the_partners_own(self):
+        # pool's time reads 1.20 of system's, its ratio through the partner 1.05: 1.14x apart,
+        # and the partner beside it ran 1.12x its time beside system's
+        summary = [srow("system", 10, 10.0), srow("pool", 10, 12.0), srow("minimal", 10, 5.1)]
+        ratios = [dict(rrow("pool", 10, 1.05, 1.0, 1.1, True), partner_shift=1.12, through_partner=1),
+                  dict(rrow("minimal", 10, 0.50, 0.49, 0.51, True), partner_shift=1.0, through_partner=1)]
+        t = tables.build(summary, ratios, "system")[0]
+        times = {line[1]: line[2] for line in t["lines"]}
+        self.assertEqual(times, {"minimal": "5.10 ns", "system": "10.0 ns", "pool": "12.0 ns^"})
+        self.assertIn("^ times apart from their ratios, the time ratio over the ratio: pool 1.14x (the partner "
+                      "1.12x)", t["note"])
+        self.assertIn("read the ratio", t["note"])
+        self.assertNotIn("minimal", t["note"])
+        self.assertEqual(tables.build(SUMMARY, RATIOS, "system")[0]["note"], "")
+
     def test_matrix_csv_is_the_wide_form(self):
         header, lines = tables.matrix_csv(SUMMARY, RATIOS, "system", ["system", "pool", "minimal"])
         self.assertEqual(header[:8], ["compiler", "workload", "size", "threads", "param", "system ns/op",
