@@ -40,6 +40,14 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
+def write_csv(path, rows):
+    """rows (dicts, as read_csv gives them) back into the file, in their columns"""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+
+
 def three_sig(v):
     return float(f"{v:.3g}")
 
@@ -222,10 +230,7 @@ class ReportOfMarks(unittest.TestCase):
                 json.dump(meta, f)
             ratios = read_csv(os.path.join(folder, "ratios.csv"))
             ratios[0]["unstable"] = "1"
-            with open(os.path.join(folder, "ratios.csv"), "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=list(ratios[0]), lineterminator="\n")
-                w.writeheader()
-                w.writerows(ratios)
+            write_csv(os.path.join(folder, "ratios.csv"), ratios)
             marked = sum(r["significant"] == "1" for r in ratios if r["strategy"] == "pool")
             n = sum(r["strategy"] == "pool" for r in ratios)
             p, page = run_report(folder)
@@ -245,10 +250,7 @@ class ReportOfMarks(unittest.TestCase):
             summary = read_csv(os.path.join(folder, "summary.csv"))
             wide = next(r for r in summary if r["status"] == "ok")
             wide["unstable"] = "1"
-            with open(os.path.join(folder, "summary.csv"), "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=list(summary[0]), lineterminator="\n")
-                w.writeheader()
-                w.writerows(summary)
+            write_csv(os.path.join(folder, "summary.csv"), summary)
             p, page = run_report(folder)
             self.assertEqual(p.returncode, 0, p.stderr)
             root, _, _ = htmlcheck.parse(page)
@@ -271,10 +273,7 @@ class ReportOfMarks(unittest.TestCase):
             far = next(r for r in ratios if r["threads"] == "1" and r["ratio"])
             far["ratio"] = repr(float(far["ratio"]) * 0.8)  # its time now reads 1.25x its ratio
             far["partner_shift"], far["through_partner"] = "1.2", "1"
-            with open(os.path.join(folder, "ratios.csv"), "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=list(ratios[0]), lineterminator="\n")
-                w.writeheader()
-                w.writerows(ratios)
+            write_csv(os.path.join(folder, "ratios.csv"), ratios)
             p, page = run_report(folder)
             self.assertEqual(p.returncode, 0, p.stderr)
             root, _, _ = htmlcheck.parse(page)
