@@ -47,7 +47,11 @@ def apart_note(lines, baseline):
     if not lines:
         return ""
     said = ", ".join(f"{s} {off:.2f}x" + (f" (the partner {shift:.2f}x)" if shift else "") for s, off, shift in lines)
-    return (f"{APART} times apart from their ratios, the time ratio over the ratio: {said}; where the partner "
-            f"beside a row ran as much slower or faster than beside {baseline}, the host ran those processes "
-            f"so, and the ratio, paired, leaves it out: read the ratio")
+    if any(shift for _, _, shift in lines):
+        why = (f"where the partner beside a row ran as much slower or faster than beside {baseline}, the host ran "
+               f"those processes so, and the ratio, paired, leaves it out: read the ratio")
+    else:  # timed alone: no partner to say what the host did
+        why = ("the ratio pairs the two rows' visits round by round, which leaves out the host's drift from "
+               "round to round: read the ratio with its interval")
+    return f"{APART} times apart from their ratios, the time ratio over the ratio: {said}; {why}"
 

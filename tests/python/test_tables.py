@@ -105,6 +105,10 @@ class Build(unittest.TestCase):
         self.assertIn("read the ratio", t["note"])
         self.assertNotIn("minimal", t["note"])
         self.assertEqual(tables.build(SUMMARY, RATIOS, "system")[0]["note"], "")
+        # timed alone (a threaded workload): no partner's figure, the rounds' pairing said instead
+        alone = [dict(q, partner_shift=None, through_partner=0) for q in ratios]
+        note = tables.build(summary, alone, "system")[0]["note"]
+        self.assertIn("pool 1.14x; the ratio pairs the two rows' visits round by round", note)
 
     def test_matrix_csv_is_the_wide_form(self):
         header, lines = tables.matrix_csv(SUMMARY, RATIOS, "system", ["system", "pool", "minimal"])
