@@ -54,4 +54,3 @@ def apart_note(lines, baseline):
         why = ("the ratio pairs the two rows' visits round by round, which leaves out the host's drift from "
                "round to round: read the ratio with its interval")
     return f"{APART} times apart from their ratios, the time ratio over the ratio: {said}; {why}"
-
