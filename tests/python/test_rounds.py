@@ -208,15 +208,25 @@ class VisitBudget(unittest.TestCase):
     def test_a_first_visit_takes_the_count_a_later_one_is_given(self):
         # the first visit counts them from its calibration (cell/calibrate.h), the runner
         # a later visit's from the first one's samples: one rule, so the visits are alike;
-        # at a min_ms of 1 us a repetition of 30 us takes one sample a visit
+        # at a min_ms of 1 us a repetition of 30 us takes one sample a visit.
+        # The two counts come from different runs of the same repetitions, so a
+        # loaded machine (make test runs beside the C tests) can slow the samples
+        # past the calibration's twofold slack: a process counts when both agree,
+        # and one of three must.
         ensure_cells()
         exe = catalog.cell_exe(os.path.join(BUILD, "bin"), "system")
         for min_ms, expect in ((0.5, 8), (0.001, 1)):
             cmd = [exe, "--workload", "thrash_pool_sort_list_int", "--size", "1010", "--seed", "7",
                    "--samples", "8", "--min-ms", repr(min_ms)]
-            out = json.loads(subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout)
-            self.assertEqual(len(out["samples_ns"]), expect, min_ms)
-            self.assertEqual(rounds.samples_this_visit(answer.Answer.from_json(out), 8, min_ms), expect, min_ms)
+            seen = []
+            for _ in range(3):
+                out = json.loads(subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout)
+                counts = (len(out["samples_ns"]),
+                          rounds.samples_this_visit(answer.Answer.from_json(out), 8, min_ms))
+                seen.append(counts)
+                if counts == (expect, expect):
+                    break
+            self.assertEqual(seen[-1], (expect, expect), (min_ms, seen))
 
     def test_the_command_of_a_later_visit_carries_the_count(self):
         c = aggregate.Measurement(matrix.Cell("gcc", "pool", "list_dupe", 1810, 1, 0.0, False))
