@@ -130,9 +130,9 @@ def run_binaries(bins, timeout, jobs, prefix=(), extra=(), env_extra=None):
 
 
 def slowest(timed, count=5):
-    """'a 3.1 s, b 2.0 s' for the slowest binaries, relative to ROOT"""
+    """'a 3.1 s, b 2.0 s' for the slowest binaries (relative to ROOT) or modules"""
     top = sorted(timed, key=lambda t: -t[1])[:count]
-    return ", ".join(f"{os.path.relpath(p, ROOT)} {t:.1f} s" for p, t in top)
+    return ", ".join(f"{os.path.relpath(p, ROOT) if os.path.isabs(p) else p} {t:.1f} s" for p, t in top)
 
 
 class CountingResult(unittest.TextTestResult):
@@ -140,6 +140,7 @@ class CountingResult(unittest.TextTestResult):
 
 
 PYTHON_COUNTS = "python tests: "  # the last line of --python-only
+MODULE_TIME = "module time: "  # a line of --python-only after each module
 # the build folders the C stages write while the Python tests run, separated
 # by os.pathsep: tests/python/test_build.py's check that make -n writes
 # nothing leaves them out
@@ -174,7 +175,11 @@ def run_python_tests(claims):
         if not take(claims, module):
             continue
         print(f"-- {module}", flush=True)
+        t0 = time.time()
         result = unittest.TextTestRunner(stream=sys.stdout, verbosity=1).run(loader.loadTestsFromName(module))
+        # unittest's own "Ran N tests in" leaves out the module's import and its
+        # setUpModule, where the cells are built
+        print(f"{MODULE_TIME}{module} {time.time() - t0:.1f} s", flush=True)
         f = len(result.failures) + len(result.errors)
         s = len(result.skipped)
         passed, failed, skipped = passed + result.testsRun - f - s, failed + f, skipped + s
@@ -223,6 +228,7 @@ class PythonTests:
     def finish(self):
         """(passed, failed, skipped) of all, after printing each child's output"""
         total = [0, 0, 0]
+        timed = []
         for i, (proc, out) in enumerate(self.children, 1):
             rc = proc.wait()
             out.seek(0)
@@ -236,8 +242,24 @@ class PythonTests:
                 print(f"FAIL python tests: exit status {rc} before their counts")
                 counts = (0, 1, 0)
             total = [a + b for a, b in zip(total, counts)]
+            timed += module_times(text)
+        if timed:
+            print(f"slowest Python modules: {slowest(timed)}")
         self.claims.cleanup()
         return tuple(total)
+
+
+def module_times(text):
+    """[(module, seconds)] of a child's "module time:" lines"""
+    timed = []
+    for line in text.splitlines():
+        if line.startswith(MODULE_TIME):
+            words = line[len(MODULE_TIME):].split()
+            try:
+                timed.append((words[0], float(words[1])))
+            except (IndexError, ValueError):
+                pass
+    return timed
 
 
 def parse_python_counts(text):

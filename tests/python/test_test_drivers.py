@@ -118,6 +118,13 @@ class ClosingLines(unittest.TestCase):
         self.assertEqual(lines[-1], "5 passed, 0 failed, 6 skipped", lines)
         self.assertEqual(rc, 0)
 
+    def test_make_test_names_the_slowest_python_modules(self):
+        rc, lines = self.make_test('echo "module time: test_slow 12.5 s"; echo "module time: test_quick 0.5 s"; '
+                                   'echo "python tests: 2 passed, 0 failed, 0 skipped"')
+        self.assertIn("slowest Python modules: test_slow 12.5 s, test_slow 12.5 s, test_quick 0.5 s, "
+                      "test_quick 0.5 s", lines)
+        self.assertEqual(rc, 0)
+
     def test_python_tests_that_fail_or_die_fail_make_test(self):
         rc, lines = self.make_test('echo "python tests: 2 passed, 1 failed, 0 skipped"; exit 1')
         self.assertEqual((rc, lines[-1]), (1, "5 passed, 2 failed, 0 skipped"))
@@ -131,11 +138,13 @@ class ClosingLines(unittest.TestCase):
         script(tests, "test_two.py", "import unittest\nclass B(unittest.TestCase):\n    def test_c(self): pass")
         claims = os.path.join(self.dir, "claims")
         os.makedirs(claims)
-        with mock.patch.object(run_all, "PYTHON_TESTS", tests), contextlib.redirect_stdout(io.StringIO()), \
+        out = io.StringIO()
+        with mock.patch.object(run_all, "PYTHON_TESTS", tests), contextlib.redirect_stdout(out), \
                 contextlib.redirect_stderr(io.StringIO()):
             first = run_all.run_python_tests(claims)
             second = run_all.run_python_tests(claims)
         self.assertEqual((first, second), ((2, 0, 1), (0, 0, 0)))
+        self.assertEqual([name for name, _ in run_all.module_times(out.getvalue())], ["test_one", "test_two"])
         self.assertEqual(sorted(os.listdir(claims)), ["test_one", "test_two"])
 
     def test_the_python_tests_makes_take_turns(self):
