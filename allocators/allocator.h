@@ -127,6 +127,11 @@ typedef AM_S(_heap) am_heap;
 #else
 #define AM_POOLS_GROW_APART 0
 #endif
+#if AM_S(_FREE_WALKS)
+#define AM_FREE_WALKS 1
+#else
+#define AM_FREE_WALKS 0
+#endif
 #if AM_S(_HEAPS_SHARE_STATE)
 #define AM_HEAPS_SHARE_STATE 1
 #else

@@ -33,6 +33,8 @@
 #define boost_lib_THREAD_SAFE 0
 #define boost_lib_HAS_ARRAY 1
 #define boost_lib_ASAN_POISONS 0
+/* a free walks the free list to its place (ordered_free): O(free chunks) */
+#define boost_lib_FREE_WALKS 1
 #define boost_lib_FAILED_GROWTH_STICKS 1 /* Boost keeps next_size after a failed block */
 
 typedef struct boost_lib_heap {

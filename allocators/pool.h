@@ -21,6 +21,8 @@
 #define pool_THREAD_SAFE 0
 #define pool_HAS_ARRAY 1
 #define pool_ASAN_POISONS 1
+/* a free walks the free list to its place (ordered_free): O(free chunks) */
+#define pool_FREE_WALKS 1
 
 typedef struct pool_heap {
     am_counters counters;
