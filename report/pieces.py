@@ -152,7 +152,7 @@ class Pieces:
             shift = entry.get("partner_shift")
             tip += (f"; {yardstick.APART} this time over {self.run.baseline}'s is {off:.2f}x the ratio"
                     + (f", and the partner beside it ran {shift:.2f}x its time beside {self.run.baseline}'s" if shift
-                       else "") + ": read the ratio")
+                       else "") + ": " + yardstick.apart_reason(off, shift, self.run.baseline))
         # a cell's own spread from process to process is shown (the interval), not marked
         return (f'<td class="num t" title="{esc(tip, quote=True)}"{attrs}>{fmt(row[schema.MEDIAN])}'
                 f'{yardstick.APART if off else ""}</td>')
@@ -206,9 +206,9 @@ class Pieces:
                 f'<span>{yardstick.FROM_TIMES} {yardstick.MOVED}: the partner\'s own time beside this row differed '
                 'from beside the baseline, so the ratio is from the two rows\' times, not through the partner</span>'
                 f'<span>{yardstick.APART} after a time: over the baseline\'s time it reads more than '
-                f'{100 * yardstick.TIME_APART:g}% from the ratio (hover it for the partner\'s own): where the '
-                'partner beside the row ran as much off, the host ran those processes so and the ratio, paired, '
-                'leaves it out</span>'
+                f'{100 * yardstick.TIME_APART:g}% from the ratio (hover it for the partner\'s own and which to '
+                'read): where the partner beside the row ran as much off, the host ran those processes so and the '
+                'ratio, paired, leaves it out</span>'
                 '<span><i>italic</i>: baseline, or no interval available</span></div>')
 
 

@@ -40,17 +40,38 @@ def time_apart(q, mine_ns, base_ns):
     return off if abs(math.log(off)) > math.log1p(TIME_APART) else None
 
 
+def partner_accounts(off, shift):
+    """Whether the partner's own time beside a row over beside the baseline
+    (shift) accounts for the row's time apart from its ratio by off: the two
+    within TIME_APART of each other."""
+    return bool(shift) and abs(math.log(off / shift)) <= math.log1p(TIME_APART)
+
+
+def apart_reason(off, shift, baseline):
+    """Why a line's time reads off its ratio, and which to read: where the
+    partner ran as much off, the host ran those processes so; where it ran
+    otherwise, the partner does not explain the gap and the table says so;
+    timed alone, the rounds' pairing."""
+    if partner_accounts(off, shift):
+        return (f"the partner beside it ran as much off its time beside {baseline}: the host ran those "
+                f"processes so, and the ratio, paired, leaves it out: read the ratio")
+    if shift:
+        return ("the partner's own time does not account for it: the paired ratio and the medians of the "
+                "times weigh the visits differently: read the ratio with its interval")
+    return ("the ratio pairs the two rows' visits round by round, which leaves out the host's drift from "
+            "round to round: read the ratio with its interval")
+
+
 def apart_note(lines, baseline):
     """The line that names a block's times that read otherwise than their
     ratios: lines [(strategy, time ratio over ratio, the partner's own time
-    beside it over beside the baseline, or None)]. "" when there are none."""
+    beside it over beside the baseline, or None)], each with its reason
+    (apart_reason), lines of one reason together. "" when there are none."""
     if not lines:
         return ""
-    said = ", ".join(f"{s} {off:.2f}x" + (f" (the partner {shift:.2f}x)" if shift else "") for s, off, shift in lines)
-    if any(shift for _, _, shift in lines):
-        why = (f"where the partner beside a row ran as much slower or faster than beside {baseline}, the host ran "
-               f"those processes so, and the ratio, paired, leaves it out: read the ratio")
-    else:  # timed alone: no partner to say what the host did
-        why = ("the ratio pairs the two rows' visits round by round, which leaves out the host's drift from "
-               "round to round: read the ratio with its interval")
-    return f"{APART} times apart from their ratios, the time ratio over the ratio: {said}; {why}"
+    by_reason = {}
+    for s, off, shift in lines:
+        said = f"{s} {off:.2f}x" + (f" (the partner {shift:.2f}x)" if shift else "")
+        by_reason.setdefault(apart_reason(off, shift, baseline), []).append(said)
+    return (f"{APART} times apart from their ratios, the time ratio over the ratio: "
+            + "; ".join(f"{', '.join(said)}: {why}" for why, said in by_reason.items()))

@@ -282,6 +282,15 @@ class ReportOfMarks(unittest.TestCase):
                              [(far["strategy"], far["size"])])
             self.assertIn("1.25x the ratio", marked[0].attrs["title"])
             self.assertIn("the partner beside it ran 1.20x", marked[0].attrs["title"])
+            self.assertIn("the partner beside it ran as much off", marked[0].attrs["title"])
+            # a partner that ran otherwise is not given as the reason
+            far["partner_shift"] = "1.0"
+            write_csv(os.path.join(folder, "ratios.csv"), ratios)
+            p, page = run_report(folder)
+            root, _, _ = htmlcheck.parse(page)
+            title = next(td for td in root.find_all("td") if "t" in td.classes() and td.text().endswith("^")).attrs["title"]
+            self.assertIn("the partner's own time does not account for it", title)
+            self.assertNotIn("as much off", title)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 

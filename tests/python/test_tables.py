@@ -102,13 +102,25 @@ class Build(unittest.TestCase):
         self.assertEqual(times, {"minimal": "5.10 ns", "system": "10.0 ns", "pool": "12.0 ns^"})
         self.assertIn("^ times apart from their ratios, the time ratio over the ratio: pool 1.14x (the partner "
                       "1.12x)", t["note"])
-        self.assertIn("read the ratio", t["note"])
+        self.assertIn("pool 1.14x (the partner 1.12x): the partner beside it ran as much off its time beside "
+                      "system", t["note"])
+        self.assertNotIn("does not account", t["note"])
         self.assertNotIn("minimal", t["note"])
         self.assertEqual(tables.build(SUMMARY, RATIOS, "system")[0]["note"], "")
         # timed alone (a threaded workload): no partner's figure, the rounds' pairing said instead
         alone = [dict(q, partner_shift=None, through_partner=0) for q in ratios]
         note = tables.build(summary, alone, "system")[0]["note"]
-        self.assertIn("pool 1.14x; the ratio pairs the two rows' visits round by round", note)
+        self.assertIn("pool 1.14x: the ratio pairs the two rows' visits round by round", note)
+
+    def test_a_time_apart_that_the_partner_does_not_account_for_is_not_put_on_the_partner(self):
+        # pool 1.14x apart with its partner at 1.00x, tls_size_class 1.14x with its partner at 1.13x:
+        # each named with its own reason, the first not on the partner's word
+        summary = [srow("system", 10, 10.0), srow("pool", 10, 12.0), srow("tls_size_class", 10, 6.0)]
+        ratios = [dict(rrow("pool", 10, 1.05, 1.0, 1.1, True), partner_shift=1.0, through_partner=1),
+                  dict(rrow("tls_size_class", 10, 0.525, 0.5, 0.55, True), partner_shift=1.13, through_partner=1)]
+        note = tables.build(summary, ratios, "system")[0]["note"]
+        self.assertIn("pool 1.14x (the partner 1.00x): the partner's own time does not account for it", note)
+        self.assertIn("tls_size_class 1.14x (the partner 1.13x): the partner beside it ran as much off", note)
 
     def test_matrix_csv_is_the_wide_form(self):
         header, lines = tables.matrix_csv(SUMMARY, RATIOS, "system", ["system", "pool", "minimal"])
