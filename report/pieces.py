@@ -243,4 +243,3 @@ class Pieces:
                 return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
                         f'<tbody>{body}</tbody></table></div>')
         return f"<pre>{esc(text)}</pre>"
-
