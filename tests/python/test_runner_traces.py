@@ -73,15 +73,16 @@ class BenchTrace(RecordedCalls):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         _, rows = read_csv(os.path.join(out, "summary.csv"))
         self.assertEqual(sorted({r["workload"] for r in rows}), ["alloc_pair", "trace:calls"])
-        # a trace's samples last at least 2 ms (config.TRACE_MIN_MS), the others the run's 1 ms:
-        # a sample runs at least the calibrated count, which aims 15% above min-ms
+        # a trace's samples last at least 2 ms (config.TRACE_MIN_MS), the others the run's 1 ms,
+        # each calibrated to its own: twice as long, in one run on one host. Compared with each
+        # other, not with a clock's figure: under make test's load a sample of 1.15 ms ran 1.61
+        # (the command each cell is given: test_rounds.a_trace_cell_takes_longer_samples)
         _, samples = read_csv(os.path.join(out, "samples.csv"))
-        for workload, low, high in (("trace:calls", 1.6e6, None), ("alloc_pair", 0.5e6, 1.6e6)):
+        middle = {}
+        for workload in ("trace:calls", "alloc_pair"):
             ns = sorted(int(s[k]) for s in samples if s["workload"] == workload for k in ("ns", "partner_ns"))
-            middle = ns[len(ns) // 2]
-            self.assertGreater(middle, low, workload)
-            if high:
-                self.assertLess(middle, high, workload)
+            middle[workload] = ns[len(ns) // 2]
+        self.assertGreater(middle["trace:calls"], 1.3 * middle["alloc_pair"], middle)
         with open(os.path.join(out, "meta.json")) as f:
             self.assertEqual(json.load(f)["trace_min_ms"], 2.0)
 
