@@ -34,7 +34,7 @@ sys.path.insert(0, HERE)
 import run_all  # noqa: E402
 from runfolder import catalog  # noqa: E402  (run_all put the repository on the path)
 
-SAN_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+SAN_FLAGS = "-g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 SAN_LDFLAGS = "-fsanitize=address,undefined"
 ASAN_ENV = {
     "ASAN_OPTIONS": "halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1",
@@ -43,7 +43,7 @@ ASAN_ENV = {
 }
 STAGES = ("asan", "debug", "tsan", "valgrind", "fuzz", "fuzz-selftest")
 # no vptr check: it needs clang's C++ UBSan runtime, which the C driver linking the fuzzer leaves out (the C++ rows)
-FUZZ_FLAGS = "-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer"
+FUZZ_FLAGS = "-g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer"
 # fuzz-selftest: a row built with a deliberate bug (AM_FUZZ_INJECT=n, compiled
 # in nowhere else) that the fuzzer must find from an empty corpus
 INJECTED = ((1, "fast_pool", "chunks carved 16 bytes short of their partition: neighbours overlap"),
@@ -171,7 +171,7 @@ def stage_tsan(args):
     rows = chosen_rows(args)
     targets = strategy_targets(build, rows, threaded_test_files())
     if not make(args, " ".join(targets), CC=args.cc, VARIANT="-tsan",
-                EXTRA_CFLAGS="-fsanitize=thread -fno-omit-frame-pointer", EXTRA_LDFLAGS="-fsanitize=thread",
+                EXTRA_CFLAGS="-g -fsanitize=thread -fno-omit-frame-pointer", EXTRA_LDFLAGS="-fsanitize=thread",
                 ALLOCATORS=",".join(rows)):
         return 0, 1, 0
     env = {"TSAN_OPTIONS": "halt_on_error=1:second_deadlock_stack=1"}
