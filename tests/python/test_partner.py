@@ -74,7 +74,11 @@ class PairedAnswer(unittest.TestCase):
         rc, out, _ = cell("system", "--workload", "list_dupe", "--size", 100, "--samples", 5)
         self.assertEqual(rc, 0)
         self.assertTrue(out["partner"])
-        self.assertEqual(len(out["partner_samples_ns"]), 5)
+        # one of the partner's beside each of the row's: five, or fewer where the
+        # calibration ran slow enough (a loaded machine) that a visit takes fewer
+        # (cell/calibrate.h, am_visit_samples)
+        self.assertEqual(len(out["partner_samples_ns"]), len(out["samples_ns"]))
+        self.assertIn(len(out["samples_ns"]), range(1, 6))
         self.assertTrue(all(ns > 0 for ns in out["partner_samples_ns"]))
 
     def test_given_counts_are_kept(self):

@@ -136,8 +136,9 @@ class Tiny(unittest.TestCase):
             rounds = [x["round"] for x in mine]
             self.assertEqual([x["sample"] for x in mine], [str(i) for i in range(len(mine))])
             self.assertEqual(rounds, sorted(rounds))
-            self.assertEqual(rounds.count("1"), each)
-            self.assertTrue(all(1 <= rounds.count(r) <= each for r in ("2", "3")))
+            # each visit takes its planned samples, or fewer where its calibration
+            # or its first visit's samples ran slow (a loaded machine: rounds.samples_this_visit)
+            self.assertTrue(all(1 <= rounds.count(r) <= each for r in ("1", "2", "3")))
             self.assertEqual({x["reps"] for x in mine}, {s["reps"]})
             # the median of the visits' medians
             visits = sorted(statistics.median(float(x["ns"]) / int(x["reps"]) for x in mine if x["round"] == r)
