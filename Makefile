@@ -33,7 +33,7 @@ PYTHON ?= python3
 # a value a switch does not know (QUICK=true): each would start the full
 # default run without a word.
 USER_VARS := CC CXX OPT TEST_OPT ALIGN DEBUG VARIANT EXTRA_CFLAGS EXTRA_LDFLAGS PARTNER PYTHON V EXTERNAL ALLOCATORS VIRTUAL \
-	COMPILERS QUICK WORKLOADS SUITE SIZES SAMPLES ROUNDS SEED BASELINE CPU MEM_LIMIT OUT MARGIN REVISITS BUDGET \
+	COMPILERS QUICK WORKLOADS SUITE SIZES SAMPLES ROUNDS SEED BASELINE CPU LAYOUT MEM_LIMIT OUT MARGIN REVISITS BUDGET \
 	BENCH_FLAGS SHARD MERGE RUN RUNS BASE HF_WORKLOAD HF_SIZE HF_REPS HF_RUNS HF_STRATEGY FUZZ_SECONDS TRACE LINKED_ROWS
 define am_newline
 
@@ -50,6 +50,7 @@ endif
 switch_check = $(if $(filter-out $(2),$($(1))),$(error allocmark: $(1)=$($(1)) is not a value $(1) knows: give \
 	one of $(2), or leave it out))
 $(call switch_check,QUICK,1 yes 0 no)
+$(call switch_check,LAYOUT,random fixed)
 $(foreach s,VIRTUAL DEBUG V,$(call switch_check,$(s),1 0))
 # the compiler's name, for the build folder: "gcc", "clang-16", ...
 CCNAME := $(notdir $(firstword $(CC)))
@@ -409,7 +410,7 @@ endif
 BENCH_ARGS := $(call opt,--allocators,$(ALLOCATORS)$(if $(ALLOCATORS),$(foreach r,$(EXTERNAL_ROWS),$(comma)$(r)))) \
 	$(call opt,--workloads,$(WORKLOADS)) $(call opt,--suite,$(SUITE)) $(call opt,--sizes,$(SIZES)) \
 	$(call opt,--samples,$(SAMPLES)) $(call opt,--rounds,$(ROUNDS)) $(call opt,--baseline,$(BASELINE)) \
-	$(call opt,--seed,$(SEED)) $(call opt,--cpu,$(CPU)) $(call opt,--mem-limit,$(MEM_LIMIT)) \
+	$(call opt,--seed,$(SEED)) $(call opt,--cpu,$(CPU)) $(call opt,--layout,$(LAYOUT)) $(call opt,--mem-limit,$(MEM_LIMIT)) \
 	$(if $(filter 1 yes,$(QUICK)),--quick) $(call opt,--out,$(OUT)) \
 	$(call opt,--margin,$(MARGIN)) $(call opt,--revisits,$(REVISITS)) $(call opt,--budget,$(BUDGET)) \
 	$(if $(filter 1,$(VIRTUAL)),--virtual) $(foreach t,$(TRACE),--trace $(call shell_word,$(t))) \
@@ -596,6 +597,9 @@ Variables (make VAR=value ...):
   WORKLOADS= SUITE= SIZES= SAMPLES= ROUNDS= SEED= BASELINE= CPU= MEM_LIMIT= OUT=   make bench (docs/bench.md)
   MARGIN=0.02 REVISITS=   make bench and compare: the practical margin of a mark; revisits (docs/bench.md)
   BUDGET=S           make bench: seconds the run may take: rounds past the sixth and revisits stop there (QUICK=1: 55)
+  LAYOUT=fixed       make bench: address-space randomization off for the cells (Linux): each
+                     executable's processes at the same addresses, narrower intervals; default
+                     random, a new layout each process (docs/bench.md, "Layout")
   TRACE="a.trace b.trace"   make bench and count: each recorded trace replayed through every strategy, the
                      workload trace:NAME (NAME: the file's name without its extension); alone,
                      the run measures the traces alone, WORKLOADS= adds others (docs/trace.md).

@@ -370,6 +370,8 @@ static void report(const cell *c, const side *row, const side *partner) {
     json_u64("reps", c->reps);
     json_u64("age", a->age);
     json_str("malloc", lib);
+    int randomized = am_layout_randomized();
+    json_str("layout", randomized == 1 ? "random" : randomized == 0 ? "fixed" : "unknown");
     json_u64("seeds", c->seeds);
     json_str("inputs", digest);
     json_u64("expect", c->expect);

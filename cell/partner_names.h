@@ -18,6 +18,7 @@
 #define am_hw_counters_start partner_am_hw_counters_start
 #define am_hw_counters_stop partner_am_hw_counters_stop
 #define am_job_metric partner_am_job_metric
+#define am_layout_randomized partner_am_layout_randomized
 #define am_limit_address_space partner_am_limit_address_space
 #define am_malloc_library partner_am_malloc_library
 #define am_mmap_pressure_release partner_am_mmap_pressure_release

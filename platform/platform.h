@@ -190,6 +190,12 @@ int am_page_faults(uint64_t *minor, uint64_t *major);
  * (buf then says why). */
 int am_malloc_library(char *buf, size_t n);
 
+/* Whether this process's addresses were drawn at random when it started:
+ * 1 yes, 0 no (Linux's ADDR_NO_RANDOMIZE persona, which the runner's
+ * --layout fixed passes on, or randomization off for the whole system),
+ * -1 unknown (Windows). The answer tells which layout a sample was taken in. */
+int am_layout_randomized(void);
+
 /* ---- hardware counters: user-mode instructions and cycles of this process ----
  * open returns NULL where they cannot be read (no perf_event_open, not permitted,
  * a virtual machine without a PMU ...) and points *why at a one-line reason,

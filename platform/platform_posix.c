@@ -21,6 +21,7 @@
 #include <unistd.h>
 #if defined(__linux__)
 #include <linux/perf_event.h>
+#include <sys/personality.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #endif
@@ -154,6 +155,23 @@ int am_limit_address_space(uint64_t bytes) {
     if (r.rlim_max != RLIM_INFINITY && want > r.rlim_max) want = r.rlim_max;
     r.rlim_cur = want;
     return setrlimit(RLIMIT_AS, &r) == 0 ? 0 : -1;
+}
+
+int am_layout_randomized(void) {
+#if defined(__linux__)
+    int persona = personality(0xffffffff); /* reads it, changes nothing */
+    if (persona == -1) return -1;
+    if (persona & ADDR_NO_RANDOMIZE) return 0;
+    FILE *f = fopen("/proc/sys/kernel/randomize_va_space", "r");
+    int level = -1;
+    if (f) {
+        if (fscanf(f, "%d", &level) != 1) level = -1;
+        fclose(f);
+    }
+    return level == 0 ? 0 : 1;
+#else
+    return -1; /* randomized or not, this system does not say */
+#endif
 }
 
 int am_vm_evict(void *p, size_t bytes) {

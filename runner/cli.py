@@ -5,7 +5,7 @@ import argparse
 import os
 import re
 
-from runner import config, memlimit
+from runner import config, layout, memlimit
 from runfolder import aggregate, catalog
 from runfolder.catalog import ROOT
 
@@ -197,6 +197,12 @@ def make_parser():
     ap.add_argument("--cpu", type=cpu_arg, default="auto", metavar="N|auto|none",
                     help="CPU for the single-threaded cells (default auto: the fastest in a short "
                          "probe; none: wherever the OS puts them)")
+    ap.add_argument("--layout", choices=layout.CHOICES, default=layout.DEFAULT,
+                    help="where each cell process's memory and code land: random (default), the "
+                         "system's draw anew for each process, so that no executable keeps one lucky "
+                         "or unlucky layout; fixed, address-space randomization off for the cells "
+                         "(Linux): narrower intervals, every process of an executable at the same "
+                         "addresses (docs/bench.md, Layout)")
     ap.add_argument("--timeout", type=positive_number, default=60.0, metavar="S",
                     help="seconds a cell may take before it is stopped and recorded failed (default 60)")
     ap.add_argument("--mem-limit", type=mem_limit_arg, default="auto", metavar="BYTES|auto|none",

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import types
 
-from runner import cell_protocol, matrix, memlimit, pinning
+from runner import cell_protocol, layout, matrix, memlimit, pinning
 from runfolder import aggregate, catalog, runlock
 from runfolder.errors import UsageError
 
@@ -96,6 +96,7 @@ class RunConfig:
     threads: int            # threads of a threaded workload without a sweep
     quick: bool
     cpu: object             # --cpu: a CPU, 'auto' or 'none' (checked against the CPUs allowed)
+    layout: str             # --layout: random or fixed (layout.py)
     timeout: float
     mem_limits: types.MappingProxyType  # compiler -> RLIMIT_AS bytes, or None
     mem_limit_note: types.MappingProxyType
@@ -422,6 +423,7 @@ def plan(args):
         raise UsageError(f"--rounds {rounds} is more than --samples {samples}: each round takes "
                          f"at least one sample")
     _check_cpu(args.cpu)
+    layout.check(args.layout)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 2 ** 31)
     threads = args.threads or max(2, os.cpu_count() or 1)
     sizes = args.sizes or "default"
@@ -442,7 +444,7 @@ def plan(args):
         min_ms=args.min_ms or (QUICK_MIN_MS if quick else DEFAULT_MIN_MS),
         threaded_min_ms=max(args.min_ms or 0, QUICK_THREADED_MIN_MS if quick else THREADED_MIN_MS),
         trace_min_ms=max(args.min_ms or 0, TRACE_MIN_MS),
-        seed=seed, threads=threads, quick=quick, cpu=args.cpu, timeout=args.timeout,
+        seed=seed, threads=threads, quick=quick, cpu=args.cpu, layout=args.layout, timeout=args.timeout,
         mem_limits=frozen(limits), mem_limit_note=frozen(limit_note), stats_tables=not args.no_stats_tables,
         keep_allocator_env=args.keep_allocator_env,
         settings=aggregate.Settings(margin=aggregate.Settings.margin if args.margin is None else args.margin),

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 
-from runner import cell_process, cell_protocol, config, environment, trace_files
+from runner import cell_process, cell_protocol, config, environment, layout, trace_files
 from runfolder import catalog, runlock
 
 ROOT = catalog.ROOT
@@ -187,6 +187,7 @@ def make_meta(cfg, static, measurements, started, state, pinning_note, revisits=
         "timeout_s": cfg.timeout,
         "mem_limit": dict(cfg.mem_limit_note),
         "cpu_pinning": pinning_note,
+        "layout": layout.note(cfg.layout),
         "timer_resolution_ns": min(res) if res else None,
         "hardware_counters": _hardware_counters(ok),
         "cells": {"planned": len(measurements), "ok": len(ok),

@@ -58,6 +58,15 @@ def work_key(cell):
     return cell.compiler, cell.workload, cell.size, cell.param
 
 
+def layout_mismatch(out, asked):
+    """Why an answer cannot be kept under --layout fixed: a process whose
+    addresses were drawn at random (something between the runner and the
+    cell reset the persona) would mix two layouts in one cell."""
+    if asked == "fixed" and out.get("status") == "ok" and out.get("layout") == "random":
+        return "its addresses were drawn at random, though the run asked for --layout fixed"
+    return None
+
+
 def measure(m, cfg, launcher, rnd=0, work_loops=None):
     """One round of the cell of Measurement m. work_loops: W's loop count as
     the first cell of its kind measured it (a cell reports it as the metric
@@ -79,7 +88,7 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
                        samples=samples, min_ms=min_ms, trace=trace_of(cfg, cell), **later)
     out, why = launcher.run(cmd, cell.threaded and cell.threads > 1, "later visits" if rnd else "first visits")
     if not why:
-        why = check_answer(out)
+        why = check_answer(out) or layout_mismatch(out, cfg.layout)
     if rnd:
         add_round(m, out, why, rnd, cfg.settings)
         return

@@ -12,7 +12,7 @@ import time
 
 from runfolder import aggregate, outputs, runlock, stats
 from runfolder.errors import EXIT_ALL_FAILED, EXIT_INTERRUPTED, EXIT_NOT_WRITTEN, RunError, UsageError
-from runner import config, counting_tables, crosscc, environment, matrix, meta, pinning, rounds
+from runner import config, counting_tables, crosscc, environment, layout, matrix, meta, pinning, rounds
 from runner.cell_process import Launcher
 from runner.progress import Progress, clock
 
@@ -282,6 +282,7 @@ def prepare(cfg):
     warning = environment.warning(static["environment"]["unfriendly"])
     if warning:
         print(warning, file=sys.stderr, flush=True)
+    layout.apply(cfg.layout)  # before the probes: they are cells too
     pinner = pinning.Pinner(cfg.probe_exe(), cfg.cpu)
     if pinner.cpu is not None:
         print(f"single-threaded cells run on CPU {pinner.cpu} ({pinner.note['why']})", flush=True)
