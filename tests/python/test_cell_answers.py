@@ -36,21 +36,24 @@ sys.exit(p.returncode)
 """
 
 
-def wrap(real, path):
-    with open(path, "w") as f:
-        f.write(WRAPPER.format(python=sys.executable, real=real))
-    os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
-
-
-def spoiled_build(tmp):
-    """A build root whose minimal row spoils its answers; system is the real one."""
+def build_with_minimal(tmp, script):
+    """A build root whose minimal row is a script (script: the text of it, given
+    the real cell's path); system and every -stats build are the real ones."""
     real, bin_dir = os.path.join(BUILD, "bin"), os.path.join(tmp, "build", COMPILER, "bin")
     os.makedirs(bin_dir)
     for name in os.listdir(real):
         if name.startswith(os.path.basename(catalog.cell_exe("", "system"))) or "-stats" in name:
             os.symlink(os.path.join(real, name), os.path.join(bin_dir, name))
-    wrap(catalog.cell_exe(real, "minimal"), catalog.cell_exe(bin_dir, "minimal"))
+    path = catalog.cell_exe(bin_dir, "minimal")
+    with open(path, "w") as f:
+        f.write(script(catalog.cell_exe(real, "minimal")))
+    os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
     return os.path.dirname(os.path.dirname(bin_dir))
+
+
+def spoiled_build(tmp):
+    """A build root whose minimal row spoils its answers; system is the real one."""
+    return build_with_minimal(tmp, lambda real: WRAPPER.format(python=sys.executable, real=real))
 
 
 @unittest.skipIf(os.name == "nt", "the wrapper is a script")

@@ -6,7 +6,6 @@ for fixed fails a cell that ran at random rather than mix the two."""
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -14,6 +13,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from test_cell_answers import build_with_minimal  # noqa: E402
 from test_runner import BUILD, COMPILER, ROOT, RUNNER, ensure_cells, read_csv  # noqa: E402
 from runner import layout  # noqa: E402
 from runfolder import catalog  # noqa: E402
@@ -104,16 +104,7 @@ class CellSays(unittest.TestCase):
 
 def resetting_build(tmp):
     """A build root whose minimal row resets the persona before it runs."""
-    real, bin_dir = os.path.join(BUILD, "bin"), os.path.join(tmp, "build", COMPILER, "bin")
-    os.makedirs(bin_dir)
-    for name in os.listdir(real):
-        if name.startswith(os.path.basename(catalog.cell_exe("", "system"))) or "-stats" in name:
-            os.symlink(os.path.join(real, name), os.path.join(bin_dir, name))
-    path = catalog.cell_exe(bin_dir, "minimal")
-    with open(path, "w") as f:
-        f.write(RESETTING_CELL.format(python=sys.executable, root=ROOT, real=catalog.cell_exe(real, "minimal")))
-    os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
-    return os.path.dirname(os.path.dirname(bin_dir))
+    return build_with_minimal(tmp, lambda real: RESETTING_CELL.format(python=sys.executable, root=ROOT, real=real))
 
 
 @unittest.skipUnless(LINUX and system_randomizes(), "needs Linux with address-space randomization on")
