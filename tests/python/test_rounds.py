@@ -23,7 +23,7 @@ def made_up_config(**settings):
     """The run settings rounds.measure reads, made up, and cells that need no build."""
     settings.setdefault("baseline", "minimal")
     settings.setdefault("traces", {})
-    return types.SimpleNamespace(seed=1, mem_limits={}, settings=aggregate.Settings(),
+    return types.SimpleNamespace(seed=1, mem_limits={}, settings=aggregate.Settings(), layout="random",
                                  cell_exe=lambda compiler, row, stats_build=False: "am-cell-" + row, **settings)
 
 
@@ -277,7 +277,7 @@ class Revisits(unittest.TestCase):
         """Every process takes one second of a made-up clock."""
         cells = matrix.blocked_shuffle([matrix.Cell("cc", s, "thrash_pool", size, 1, 0.0, False)
                                         for s in rows for size in (1, 2, 3, 4)], random.Random(1))
-        cfg = types.SimpleNamespace(seed=1, traces={},
+        cfg = types.SimpleNamespace(seed=1, traces={}, layout="random",
                                     samples=rounds_, rounds=rounds_, revisits=revisits, min_ms=1.0, threaded_min_ms=1.0,
                                     baseline="base", budget_s=budget_s,
                                     mem_limits={}, settings=aggregate.Settings(), cells=cells,
