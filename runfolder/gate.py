@@ -177,6 +177,23 @@ def common_seed(base, run):
     return seed if seed is not None and seed == run.meta.get("seed") else None
 
 
+def layout_of(run):
+    """How a run placed its cells' processes (meta.json "layout"; random in
+    folders written before it was recorded, as they all were)."""
+    layout = run.meta.get("layout")
+    return layout.get("mode", "random") if isinstance(layout, dict) else "random"
+
+
+def layout_note(base, run):
+    """A line for two runs that placed their cells differently, else none: one
+    layout an executable against one a process moves cells by itself."""
+    a, b = layout_of(base), layout_of(run)
+    if a == b:
+        return []
+    return [f"The runs placed their cells differently (layout {a} in the base, {b} in this run; docs/bench.md, "
+            f"Layout): a cell may have moved with where its processes landed, not with the code."]
+
+
 def broken(run, who="the run"):
     """Why a run as a whole cannot be judged ([] when it can): it did not
     finish (interrupted, died, still being written, or its state unknown), or

@@ -265,6 +265,7 @@ def gate_sections(runs, ids, margin):
         whole = whole + gate.control_moved(found, verdict, control)
         lines, n = gate.report(found, verdict, margin, baseline, control, lost, whole,
                                gate.other_inputs(runs[0], run, found), gate.common_seed(runs[0], run))
+        lines[1:1] = gate.layout_note(runs[0], run)
         moved += n
         unjudgeable += bool(lost or whole)
         out.append((f"Gate: {ids[i]} against {ids[0]}", lines))

@@ -251,7 +251,7 @@ class GateThroughThePartner(unittest.TestCase):
     partner's: a baseline cell that read slower in one run's processes moves
     itself, not every other cell of its block."""
 
-    def runs(self, tmp, base_drift=1.0, slower=None, other_seed=False, seeds=(1, 1)):
+    def runs(self, tmp, base_drift=1.0, slower=None, other_seed=False, seeds=(1, 1), layouts=(None, None)):
         """Two paired runs of LEVEL's rows at list_dupe and thrash_pool 1810, 8
         visits each; every process of B's machine 1.3x slower and a few % off on
         both sides; in B, monotonic's list_dupe cell base_drift times slower
@@ -268,7 +268,9 @@ class GateThroughThePartner(unittest.TestCase):
                         (slower or {}).get(s, 1.0)
                     cells[k] = [f * v * worse * math.exp(rng.gauss(0, 0.005)) for f in own]
                     beside[k] = [f * 20.0 * math.exp(rng.gauss(0, 0.005)) for f in own]
-            folders.append(syn.write_run(os.path.join(tmp, run), cells, ["gcc"], baseline="monotonic", meta=CONTROL,
+            layout = layouts[len(folders)]
+            meta = dict(CONTROL, **({"layout": {"mode": layout}} if layout else {}))
+            folders.append(syn.write_run(os.path.join(tmp, run), cells, ["gcc"], baseline="monotonic", meta=meta,
                                          partners=("minimal", beside), seed=seeds[len(folders)]))
         if other_seed:  # B's cells did other work: summary.csv's inputs differ
             path = os.path.join(folders[1], "summary.csv")
@@ -307,6 +309,15 @@ class GateThroughThePartner(unittest.TestCase):
         self.assertIn("though both ran seed 1", one.stdout)
         self.assertNotIn("Give both runs one SEED", one.stdout)
         self.assertIn("Give both runs one SEED", two.stdout)
+
+    def test_runs_placed_differently_are_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            same = self.runs(tmp, layouts=(None, "random"))  # a folder without the key placed at random
+            other = self.runs(tmp + "/x", layouts=(None, "fixed"))
+        self.assertNotIn("placed their cells differently", same.stdout)
+        self.assertIn("The runs placed their cells differently (layout random in the base, fixed in this run;",
+                      other.stdout)
+        self.assertEqual(other.returncode, 0, other.stdout + other.stderr)  # a note, not a verdict
 
     def test_a_slower_baseline_cell_moves_itself_alone(self):
         with tempfile.TemporaryDirectory() as tmp:
