@@ -25,7 +25,7 @@ cell moving the other way.
 It computes and says; compare.py decides the exit status."""
 import math
 
-from runfolder import aggregate, stats
+from runfolder import aggregate, schema, stats
 
 # z scores (a change over its standard error, then over k) a cell must pass:
 # alone, among hundreds of cells of two runs of the same code (for normal
@@ -177,17 +177,10 @@ def common_seed(base, run):
     return seed if seed is not None and seed == run.meta.get("seed") else None
 
 
-def layout_of(run):
-    """How a run placed its cells' processes (meta.json "layout"; random in
-    folders written before it was recorded, as they all were)."""
-    layout = run.meta.get("layout")
-    return layout.get("mode", "random") if isinstance(layout, dict) else "random"
-
-
 def layout_note(base, run):
     """A line for two runs that placed their cells differently, else none: one
     layout an executable against one a process moves cells by itself."""
-    a, b = layout_of(base), layout_of(run)
+    a, b = schema.layout_mode(base.meta), schema.layout_mode(run.meta)
     if a == b:
         return []
     return [f"The runs placed their cells differently (layout {a} in the base, {b} in this run; docs/bench.md, "

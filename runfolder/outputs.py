@@ -174,23 +174,30 @@ def group_lines(groups):
     return out
 
 
-def head_lines(done, control_text, ratio_list=()):
-    """What the top of the tables says: the A/A control's line and the ratios
-    the run could not decide at its margin. A cell's own spread from process
-    to process is a finding about its row on this machine, in its table's
-    spread column, not a mark against the run."""
-    out = [control_text] if control_text else []
+def head_lines(done, control_text, ratio_list=(), layout="random"):
+    """What the top of the tables says: a fixed layout, the A/A control's line
+    and the ratios the run could not decide at its margin. A cell's own spread
+    from process to process is a finding about its row on this machine, in its
+    table's spread column, not a mark against the run."""
+    out = []
+    if layout == "fixed":
+        out.append("Layout fixed (LAYOUT=fixed): every process of one executable ran at the same addresses, so "
+                   "what that layout costs or gains is in every visit of a cell alike and no interval shows it; "
+                   "the A/A control, the same code in another executable, tells how far it can move a row")
+    out += [control_text] if control_text else []
     undecided = sum(bool(r["unstable"]) for r in ratio_list)
     out.append(f"Undecided ratios ({tables.UNSTABLE}: the interval too wide to say whether the ratio is at least "
                f"the margin from 1 or within it): {undecided} of {len(ratio_list)}")
     return out
 
 
-def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, staged=None, facts=None, counts=None):
+def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, staged=None, facts=None, counts=None,
+                  layout="random"):
     """What the data gives: summary.csv, ratios.csv, groups.csv, tables.txt,
     tables.md and matrix.csv; returns the run's closing lines (digest.py). control: the A/A
     control (row, twin) or None; facts: the workloads' (meta.json "workload_facts");
-    counts: the folder's counts ({cell key: counts.csv entry}) for the tables."""
+    counts: the folder's counts ({cell key: counts.csv entry}) for the tables; layout:
+    meta.json's (schema.layout_mode), named atop the tables when fixed."""
     facts = facts or {}
     summary = [summary_entry(m) for m in done]
     ratio_list = [ratio_entry(r) for r in ratios.of(done)]
@@ -201,7 +208,7 @@ def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, stag
     versus = [ratio_entry(r) for r in ratios.versus_rows(done, facts)]
     control_text = control_line(control_entries(done, ratio_list, ratios, control), control)
     marks = marks_of(ratios, control_text)
-    head = head_lines(done, control_text, ratio_list)
+    head = head_lines(done, control_text, ratio_list, layout)
     groups = aggregate.fastest_groups(done, ratios.settings)
     head_text = "\n".join(textwrap.fill(line, tables.WIDTH) for line in head)
     text = head_text + "\n\n" + table_text(done, ratio_list, versus, ratios.baseline, order, cpus, markdown=False,
@@ -233,7 +240,7 @@ def write_all(out_dir, measurements, ratios, meta, order):
     try:
         write_data(out_dir, done, meta, staged)
         text = write_derived(out_dir, done, ratios, order, meta["run_id"], meta.get("cpu_count"), control_of(meta),
-                             staged, meta.get("workload_facts"))
+                             staged, meta.get("workload_facts"), layout=schema.layout_mode(meta))
     except BaseException:
         for tmp, _ in staged:
             try:

@@ -60,6 +60,14 @@ DEFAULTS = {"threads": 1, "param": 0.0, "round": 1, "visits": None, "unstable": 
             "process_spread": None, "partner_shift": None, "through_partner": None}
 
 
+def layout_mode(meta):
+    """meta.json's "layout": "random" (each process where the system placed it)
+    or "fixed" (one layout an executable); random in folders written before
+    it was recorded, as they all ran."""
+    layout = meta.get("layout") if isinstance(meta, dict) else None
+    return layout.get("mode", "random") if isinstance(layout, dict) else "random"
+
+
 def fmt(v):
     """A value as a CSV field: whole numbers without a point, others to six
     significant digits, True/False as 1/0, None as empty."""

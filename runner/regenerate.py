@@ -66,7 +66,8 @@ def regenerate(folder, margin=None):
     ratios = aggregate.Ratios(meta["baseline"], settings)
     done = outputs.table_order(done, order)
     text = outputs.write_derived(folder, done, ratios, order, run.run_id, meta.get("cpu_count"),
-                                 outputs.control_of(meta), facts=meta.get("workload_facts"), counts=counts_of(folder))
+                                 outputs.control_of(meta), facts=meta.get("workload_facts"), counts=counts_of(folder),
+                                 layout=schema.layout_mode(meta))
     if len(run.compiler_names()) > 1:
         crosscc.write(folder)
     return text

@@ -16,7 +16,7 @@ sys.path.insert(0, HERE)
 from test_cell_answers import build_with_minimal  # noqa: E402
 from test_runner import BUILD, COMPILER, ROOT, RUNNER, ensure_cells, read_csv  # noqa: E402
 from runner import layout  # noqa: E402
-from runfolder import catalog  # noqa: E402
+from runfolder import catalog, outputs, schema  # noqa: E402
 from runfolder.errors import UsageError  # noqa: E402
 
 LINUX = sys.platform.startswith("linux")
@@ -102,6 +102,16 @@ class CellSays(unittest.TestCase):
         self.assertEqual(cell_layout([SETARCH, os.uname().machine, "-R"]), "fixed")
 
 
+class TablesSay(unittest.TestCase):
+    def test_a_fixed_layout_heads_the_tables_and_a_random_one_does_not(self):
+        self.assertTrue(outputs.head_lines([], None, [], "fixed")[0].startswith("Layout fixed"))
+        self.assertFalse(any("Layout" in line for line in outputs.head_lines([], None, [], "random")))
+
+    def test_a_folder_written_before_the_choice_ran_at_random(self):
+        self.assertEqual(schema.layout_mode({"seed": 1}), "random")
+        self.assertEqual(schema.layout_mode({"layout": {"mode": "fixed"}}), "fixed")
+
+
 def resetting_build(tmp):
     """A build root whose minimal row resets the persona before it runs."""
     return build_with_minimal(tmp, lambda real: RESETTING_CELL.format(python=sys.executable, root=ROOT, real=real))
@@ -139,6 +149,8 @@ class Run(unittest.TestCase):
         status, meta = self.run_fixed(os.path.dirname(BUILD), "fixed")
         self.assertEqual(status, {"system": ("ok", ""), "minimal": ("ok", "")})
         self.assertEqual(meta["layout"]["mode"], "fixed")
+        with open(os.path.join(self.tmp.name, "fixed", "tables.txt")) as f:
+            self.assertTrue(f.read().startswith("Layout fixed (LAYOUT=fixed): every process of one executable"))
 
     @unittest.skipIf(os.name == "nt", "the resetting cell is a script")
     def test_a_cell_that_ran_at_random_in_a_fixed_run_fails(self):
