@@ -41,7 +41,8 @@ def _personality():
 def check(mode):
     """UsageError when this system cannot give the cells the layout of mode:
     a run that says fixed and is not would mislead whoever reads it."""
-    if mode == "fixed" and (_personality() is None or _personality()(QUERY) == -1):
+    call = _personality() if mode == "fixed" else None
+    if mode == "fixed" and (call is None or call(QUERY) == -1):
         raise UsageError("--layout fixed: this system cannot turn address-space randomization off "
                          "for the cells (it needs Linux's personality(ADDR_NO_RANDOMIZE)); "
                          "use --layout random")
