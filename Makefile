@@ -50,7 +50,7 @@ endif
 switch_check = $(if $(filter-out $(2),$($(1))),$(error allocmark: $(1)=$($(1)) is not a value $(1) knows: give \
 	one of $(2), or leave it out))
 $(call switch_check,QUICK,1 yes 0 no)
-$(call switch_check,LAYOUT,random fixed)
+$(call switch_check,LAYOUT,random fixed shifted)
 $(foreach s,VIRTUAL DEBUG V,$(call switch_check,$(s),1 0))
 # the compiler's name, for the build folder: "gcc", "clang-16", ...
 CCNAME := $(notdir $(firstword $(CC)))
@@ -598,7 +598,9 @@ Variables (make VAR=value ...):
   MARGIN=0.02 REVISITS=   make bench and compare: the practical margin of a mark; revisits (docs/bench.md)
   BUDGET=S           make bench: seconds the run may take: rounds past the sixth and revisits stop there (QUICK=1: 55)
   LAYOUT=fixed       make bench: address-space randomization off for the cells (Linux): each
-                     executable's processes at the same addresses, narrower intervals; default
+                     executable's processes at the same addresses, narrower intervals;
+  LAYOUT=shifted     the same, and visit N of every cell moves its heap and mappings as
+                     placement N of one fixed sequence: every run the same placements; default
                      random, a new layout each process (docs/bench.md, "Layout")
   TRACE="a.trace b.trace"   make bench and count: each recorded trace replayed through every strategy, the
                      workload trace:NAME (NAME: the file's name without its extension); alone,

@@ -31,6 +31,8 @@ typedef struct cell_args {
     uint64_t expect;
     int has_work_loops; /* work_loops: contention's loop count per operation for W */
     uint64_t work_loops;
+    int has_place;      /* --place N: the visit's placement (visit_place.h) */
+    uint64_t place;
     int stats_only;
     int counting_table;
     int list;
@@ -60,6 +62,9 @@ static void cell_usage(FILE *out, const char *partner) {
             "  --limit BYTES  heap byte limit (default none)\n"
             "  --mem-limit BYTES  cap the process's address space (RLIMIT_AS): a size that\n"
             "                 does not fit fails as out of memory (not on Windows)\n"
+            "  --place N      before anything is allocated, move the heap and the mappings\n"
+            "                 as placement N of one fixed sequence does (Linux; runs of\n"
+            "                 --layout shifted give visit N placement N)\n"
             "  --reps N       repetitions per sample instead of calibrating\n"
             "  --partner-reps N  the same for the partner's samples\n"
             "  --alone        time the row without its partner\n"
@@ -114,7 +119,7 @@ bad:
 static int takes_value(const char *f) {
     static const char *const names[] = {"--workload", "--size", "--samples", "--seed", "--threads",
                                         "--limit", "--mem-limit", "--reps", "--age", "--expect",
-                                        "--work-loops", "--min-ms", "--param", "--partner-reps", "--trace"};
+                                        "--work-loops", "--min-ms", "--param", "--partner-reps", "--trace", "--place"};
     size_t i;
     for (i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(f, names[i])) return 1;
@@ -169,6 +174,7 @@ static int parse_args(int argc, char **argv, cell_args *a, const char *partner) 
             a->age = (unsigned)u;
             a->has_age = 1;
         }
+        else if (!strcmp(f, "--place")) { if (!parse_u64(f, v, &a->place)) return 0; a->has_place = 1; }
         else if (!strcmp(f, "--expect")) { if (!parse_u64(f, v, &a->expect)) return 0; a->has_expect = 1; }
         else if (!strcmp(f, "--work-loops")) { if (!parse_u64(f, v, &a->work_loops)) return 0; a->has_work_loops = 1; }
         else if (!strcmp(f, "--min-ms")) { if (!parse_double(f, v, &a->min_ms)) return 0; }

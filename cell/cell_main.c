@@ -29,6 +29,7 @@
 #include "partner.h"
 #include "sample.h"
 #include "trace_load.h"
+#include "visit_place.h"
 #include "workload.h"
 
 #define AM_MAX_REPS (1u << 30)
@@ -371,7 +372,11 @@ static void report(const cell *c, const side *row, const side *partner) {
     json_u64("age", a->age);
     json_str("malloc", lib);
     int randomized = am_layout_randomized();
-    json_str("layout", randomized == 1 ? "random" : randomized == 0 ? "fixed" : "unknown");
+    json_str("layout", randomized == 1   ? "random"
+                       : randomized == -1 ? "unknown"
+                       : a->has_place     ? "shifted"
+                                          : "fixed");
+    if (a->has_place) json_u64("place", a->place);
     json_u64("seeds", c->seeds);
     json_str("inputs", digest);
     json_u64("expect", c->expect);
@@ -455,6 +460,17 @@ int main(int argc, char **argv) {
     cell_args a;
     if (!parse_args(argc, argv, &a, am_partner.name)) return 2;
     if (a.list) { list_workloads(); return 0; }
+    /* first of all: every allocation after it lands where the placement puts it */
+    uint64_t moved = 0;
+    if (a.has_place) {
+        am_place p = am_place_of(a.place);
+        if (am_move_memory(p.heap_bytes, p.map_bytes) != 0) {
+            fprintf(stderr, "am-cell: --place: this system cannot move the heap and the mappings "
+                            "(Linux only); run without it\n");
+            return 2;
+        }
+        moved = p.heap_bytes + p.map_bytes;
+    }
     /* before any heap exists and before the oracle: a trace's calls, decoded */
     const char *name = am_trace_setup(a.workload, a.trace);
     if (!name) return 2;
@@ -467,7 +483,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     /* before any heap exists: the runner's cap on what a cell may take */
-    if (a.mem_limit && am_limit_address_space(a.mem_limit) != 0)
+    /* the placement's reserve on top: it holds address space, never memory */
+    uint64_t cap = a.mem_limit > UINT64_MAX - moved ? UINT64_MAX : a.mem_limit + moved;
+    if (a.mem_limit && am_limit_address_space(cap) != 0)
         fprintf(stderr, "am-cell: --mem-limit: this system cannot cap the address space; not applied\n");
     if (test_hooks_run(&a)) return 0;
     if (!a.has_age) a.age = w->age;

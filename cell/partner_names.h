@@ -21,6 +21,7 @@
 #define am_layout_randomized partner_am_layout_randomized
 #define am_limit_address_space partner_am_limit_address_space
 #define am_malloc_library partner_am_malloc_library
+#define am_move_memory partner_am_move_memory
 #define am_mmap_pressure_release partner_am_mmap_pressure_release
 #define am_mmap_pressure_residency partner_am_mmap_pressure_residency
 #define am_mutex_create partner_am_mutex_create

@@ -196,6 +196,14 @@ int am_malloc_library(char *buf, size_t n);
  * -1 unknown (Windows). The answer tells which layout a sample was taken in. */
 int am_layout_randomized(void);
 
+/* Moves where this process's memory lands from now on: the program break up
+ * by heap_bytes and the next mappings down by map_bytes, by reserving that
+ * much address space and never touching it (no memory is used). Called before
+ * anything is allocated, it moves the whole heap of a malloc that grows by brk
+ * and every later mapping. 0 on success, -1 where the system cannot (nothing
+ * moved). --layout shifted (runner/layout.py) gives each visit its own move. */
+int am_move_memory(uint64_t heap_bytes, uint64_t map_bytes);
+
 /* ---- hardware counters: user-mode instructions and cycles of this process ----
  * open returns NULL where they cannot be read (no perf_event_open, not permitted,
  * a virtual machine without a PMU ...) and points *why at a one-line reason,

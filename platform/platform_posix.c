@@ -157,6 +157,21 @@ int am_limit_address_space(uint64_t bytes) {
     return setrlimit(RLIMIT_AS, &r) == 0 ? 0 : -1;
 }
 
+int am_move_memory(uint64_t heap_bytes, uint64_t map_bytes) {
+#if defined(__linux__)
+    if (heap_bytes > (uint64_t)INTPTR_MAX || map_bytes > (uint64_t)SIZE_MAX) return -1;
+    if (map_bytes && mmap(NULL, (size_t)map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) ==
+                         MAP_FAILED)
+        return -1;
+    /* brk's pages are only reserved: nothing touches them */
+    if (heap_bytes && sbrk((intptr_t)heap_bytes) == (void *)-1) return -1;
+    return 0;
+#else
+    (void)heap_bytes, (void)map_bytes;
+    return -1;
+#endif
+}
+
 int am_layout_randomized(void) {
 #if defined(__linux__)
     int persona = personality(0xffffffff); /* reads it, changes nothing */

@@ -259,6 +259,11 @@ int am_page_faults(uint64_t *minor, uint64_t *major) {
  * (ucrtbase.dll, msvcrt.dll) or, with a static runtime, the executable itself.
  * Where malloc is reached through an import thunk in the executable, the
  * thunk's jump is followed to the DLL. No version call: the file name says it. */
+int am_move_memory(uint64_t heap_bytes, uint64_t map_bytes) {
+    (void)heap_bytes, (void)map_bytes;
+    return -1; /* --layout shifted is Linux's (runner/layout.py refuses it elsewhere) */
+}
+
 int am_layout_randomized(void) {
     return -1; /* ASLR is a property of the image and the system policy: not read here */
 }

@@ -175,11 +175,15 @@ def group_lines(groups):
 
 
 def head_lines(done, control_text, ratio_list=(), layout="random"):
-    """What the top of the tables says: a fixed layout, the A/A control's line
+    """What the top of the tables says: a fixed or shifted layout, the A/A control's line
     and the ratios the run could not decide at its margin. A cell's own spread
     from process to process is a finding about its row on this machine, in its
     table's spread column, not a mark against the run."""
     out = []
+    if layout == "shifted":
+        out.append("Layout shifted (LAYOUT=shifted): randomization off, and visit N of every cell moved its heap "
+                   "and mappings as placement N of one fixed sequence, so every run takes a cell through the same "
+                   "placements and its interval carries their spread")
     if layout == "fixed":
         out.append("Layout fixed (LAYOUT=fixed): every process of one executable ran at the same addresses, so "
                    "what that layout costs or gains is in every visit of a cell alike and no interval shows it; "
@@ -197,7 +201,7 @@ def write_derived(out_dir, done, ratios, order, run_id, cpus, control=None, stag
     tables.md and matrix.csv; returns the run's closing lines (digest.py). control: the A/A
     control (row, twin) or None; facts: the workloads' (meta.json "workload_facts");
     counts: the folder's counts ({cell key: counts.csv entry}) for the tables; layout:
-    meta.json's (schema.layout_mode), named atop the tables when fixed."""
+    meta.json's (schema.layout_mode), named atop the tables when not random."""
     facts = facts or {}
     summary = [summary_entry(m) for m in done]
     ratio_list = [ratio_entry(r) for r in ratios.of(done)]

@@ -61,9 +61,10 @@ DEFAULTS = {"threads": 1, "param": 0.0, "round": 1, "visits": None, "unstable": 
 
 
 def layout_mode(meta):
-    """meta.json's "layout": "random" (each process where the system placed it)
-    or "fixed" (one layout an executable); random in folders written before
-    it was recorded, as they all ran."""
+    """meta.json's "layout": "random" (each process where the system placed it),
+    "fixed" (one layout an executable) or "shifted" (visit N at placement N of
+    one sequence); random in folders written before it was recorded, as they
+    all ran."""
     layout = meta.get("layout") if isinstance(meta, dict) else None
     return layout.get("mode", "random") if isinstance(layout, dict) else "random"
 

@@ -126,10 +126,11 @@ def workload_facts(listing, names):
 
 def command(exe, workload, size, *, seed=None, threads=1, param=0.0, mem_limit=None, work_loops=None,
             samples=None, min_ms=None, reps=None, partner_reps=None, expect=None, alone=False, mode=None,
-            trace=None):
+            trace=None, place=None):
     """The argv of a cell. mode: None (measure), "stats-only" (one repetition's
     allocator statistics) or "stats" (the counting build's tables); trace: the
-    file the workload trace:NAME replays."""
+    file the workload trace:NAME replays; place: the placement its memory moves
+    by (--layout shifted, layout.py)."""
     cmd = [exe, "--workload", workload, "--size", str(size)]
     if trace:
         cmd += ["--trace", trace]
@@ -145,6 +146,8 @@ def command(exe, workload, size, *, seed=None, threads=1, param=0.0, mem_limit=N
         cmd += ["--work-loops", str(work_loops)]
     if mode:
         return cmd + ["--" + mode]
+    if place is not None:
+        cmd += ["--place", str(place)]
     if samples is not None:
         cmd += ["--samples", str(samples)]
     if min_ms is not None:

@@ -202,7 +202,9 @@ def make_parser():
                          "system's draw anew for each process, so that no executable keeps one lucky "
                          "or unlucky layout; fixed, address-space randomization off for the cells "
                          "(Linux): narrower intervals, every process of an executable at the same "
-                         "addresses (docs/bench.md, Layout)")
+                         "addresses; shifted, off too, and visit N of each cell moves its heap and "
+                         "mappings as placement N of one fixed sequence, the same in every run "
+                         "(docs/bench.md, Layout)")
     ap.add_argument("--timeout", type=positive_number, default=60.0, metavar="S",
                     help="seconds a cell may take before it is stopped and recorded failed (default 60)")
     ap.add_argument("--mem-limit", type=mem_limit_arg, default="auto", metavar="BYTES|auto|none",

@@ -6,7 +6,7 @@ The processes are started by cell_process.py, their command lines and
 answers are cell_protocol.py's."""
 import os
 
-from runner import cell_protocol, config, memlimit
+from runner import cell_protocol, config, layout, memlimit
 from runfolder import aggregate, answer, catalog, stats
 from runner.cell_protocol import check_answer
 
@@ -59,11 +59,17 @@ def work_key(cell):
 
 
 def layout_mismatch(out, asked):
-    """Why an answer cannot be kept under --layout fixed: a process whose
-    addresses were drawn at random (something between the runner and the
-    cell reset the persona) would mix two layouts in one cell."""
-    if asked == "fixed" and out.get("status") == "ok" and out.get("layout") == "random":
-        return "its addresses were drawn at random, though the run asked for --layout fixed"
+    """Why an answer cannot be kept under --layout fixed or shifted: a process
+    whose addresses were drawn at random (something between the runner and
+    the cell reset the persona), or that did not move its memory, would mix
+    two kinds of layout in one cell."""
+    said = out.get("layout")
+    if asked == "random" or out.get("status") != "ok":
+        return None
+    if said == "random":
+        return f"its addresses were drawn at random, though the run asked for --layout {asked}"
+    if asked == "shifted" and said != "shifted":
+        return f"it ran at layout {said or 'unknown'}, though the run asked for --layout shifted"
     return None
 
 
@@ -85,7 +91,8 @@ def measure(m, cfg, launcher, rnd=0, work_loops=None):
         later = {"reps": m.result.reps, "partner_reps": m.result.partner_reps, "expect": m.result.expect}
         samples = samples_this_visit(m.result, samples, min_ms)
     cmd = cell_command(cfg.cell_exe(cell.compiler, cell.strategy), cell, cfg.seed, limit, work_loops,
-                       samples=samples, min_ms=min_ms, trace=trace_of(cfg, cell), **later)
+                       samples=samples, min_ms=min_ms, trace=trace_of(cfg, cell),
+                       place=layout.place_of(cfg.layout, rnd), **later)
     out, why = launcher.run(cmd, cell.threaded and cell.threads > 1, "later visits" if rnd else "first visits")
     if not why:
         why = check_answer(out) or layout_mismatch(out, cfg.layout)
