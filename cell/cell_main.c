@@ -482,8 +482,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "\n");
         return 2;
     }
-    /* before any heap exists: the runner's cap on what a cell may take */
-    /* the placement's reserve on top: it holds address space, never memory */
+    /* before any heap exists: the runner's cap on what a cell may take, the
+     * placement's reserve on top (it holds address space, never memory) */
     uint64_t cap = a.mem_limit > UINT64_MAX - moved ? UINT64_MAX : a.mem_limit + moved;
     if (a.mem_limit && am_limit_address_space(cap) != 0)
         fprintf(stderr, "am-cell: --mem-limit: this system cannot cap the address space; not applied\n");
